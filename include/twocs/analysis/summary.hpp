@@ -1,0 +1,57 @@
+// The results of one simulated iteration, as reported by `twocs run` (table, --json).
+// Field meanings follow the contract (docs/outputs.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <twocs/model/memory.hpp>
+#include <twocs/model/operator.hpp>
+#include <twocs/units/quantity.hpp>
+
+namespace twocs::analysis {
+
+/// Where the iteration time of one device goes. compute + exposed_comm + idle = iteration time;
+/// overlapped_comm is communication hidden under compute (part of `compute`).
+struct Breakdown {
+  units::Seconds compute;         // at least one compute kernel runs
+  units::Seconds exposed_comm;    // communication runs, no compute runs
+  units::Seconds overlapped_comm; // communication runs while compute runs
+  units::Seconds idle;            // neither: pipeline bubbles, waiting
+};
+
+/// Per communication group (tensor, pipeline, data), indexed by model::CommGroup.
+using PerGroup = std::array<units::Seconds, 3>;
+
+[[nodiscard]] constexpr std::size_t index(model::CommGroup g) { return static_cast<std::size_t>(g); }
+
+struct MemorySummary {
+  units::Bytes peak;     // the largest per-device peak over stages
+  units::Bytes capacity; // device memory
+  bool fits = true;
+  model::MemoryReport report;
+};
+
+struct Summary {
+  std::string workload_name;
+  std::string platform_name;
+  units::Seconds iteration_time;
+  std::int64_t world_size = 0;
+  std::int32_t measured_device = 0; // the device that finishes last; breakdowns are measured on it
+  Breakdown breakdown;
+  PerGroup exposed_comm_by_group{}; // exposed time split evenly among the groups active at once
+  PerGroup comm_busy_by_group{};    // time each group's communication runs on the measured device
+  units::Seconds comm_busy;         // time any communication runs on the measured device
+  double comm_fraction = 0;         // comm_busy / (compute + comm_busy)
+  double exposed_comm_fraction = 0; // exposed_comm / iteration_time
+  units::Flops model_flops;         // per iteration, all devices, no recomputation
+  units::FlopRate model_flops_per_device; // model_flops / (iteration_time * world_size)
+  double mfu = 0;                         // model_flops_per_device / device peak for the dtype
+  MemorySummary memory;
+  std::uint64_t simulated_tasks = 0;
+  units::Seconds wall_time; // host time spent, lowering to analysis
+};
+
+} // namespace twocs::analysis

@@ -1,0 +1,42 @@
+// A compute device (one GPU or GCD): the platform file's `device:`.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include <twocs/model/dtype.hpp>
+#include <twocs/units/quantity.hpp>
+
+namespace twocs::hardware {
+
+/// Parameters of the roofline operator model (docs/operator-models.md). Defaults are
+/// conservative A100-class values; every catalogue platform file sets its own, with sources.
+struct RooflineParams {
+  /// Fraction of peak FLOP/s a large GEMM sustains. Megatron-LM reaches 163 of 312 TFLOP/s
+  /// end to end on A100 (Narayanan et al. SC'21, Table 1); large GEMMs run near 0.8 of peak.
+  double gemm_efficiency = 0.8;
+  /// Fraction of peak HBM bandwidth a streaming kernel sustains (STREAM-like kernels reach
+  /// about 0.8-0.9 of the A100 datasheet bandwidth; Jia et al. 2018 report ~0.9 on V100).
+  double memory_efficiency = 0.8;
+  /// Fixed cost per kernel: launch latency and framework overhead (about 4-5 us for a CUDA
+  /// kernel launch through PyTorch; NVIDIA CUDA C++ Best Practices Guide, "kernel launch").
+  units::Seconds kernel_overhead = units::Seconds(4e-6);
+};
+
+struct DeviceSpec {
+  std::string name;
+  std::map<model::Dtype, units::FlopRate> peak_flops; // dense peak per dtype
+  units::Bytes memory;                                // HBM capacity
+  units::ByteRate memory_bandwidth;                   // HBM bandwidth
+  RooflineParams roofline;
+
+  /// Peak for `dtype`; nullopt when the device lists none (the plan is then infeasible).
+  [[nodiscard]] std::optional<units::FlopRate> peak(model::Dtype dtype) const {
+    auto it = peak_flops.find(dtype);
+    if (it == peak_flops.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+} // namespace twocs::hardware

@@ -1,0 +1,88 @@
+// The operators of a training iteration as seen by one device: compute kernels with their
+// FLOPs and memory traffic, and the collectives between them. A layer is a sequence of steps.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <twocs/model/dtype.hpp>
+#include <twocs/units/quantity.hpp>
+
+namespace twocs::model {
+
+enum class OpKind {
+  gemm,          // dense matrix multiply (a linear layer or its gradients)
+  batched_gemm,  // attention scores Q.K^T and attention over values, per head
+  elementwise,   // bias, GeLU/SwiGLU, dropout, residual add, casts
+  normalization, // LayerNorm / RMSNorm
+  softmax,       // attention softmax (with scale and mask), cross-entropy
+  embedding,     // table lookup or its scatter-add gradient
+  optimizer,     // the parameter update
+};
+
+[[nodiscard]] std::string_view to_string(OpKind k);
+
+/// Which part of the iteration a step belongs to.
+enum class Pass { forward, backward, recompute, optimizer };
+
+[[nodiscard]] std::string_view to_string(Pass p);
+
+/// C[m x n] = A[m x k] . B[k x n], `batch` times.
+struct GemmShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;
+
+  /// 2mnk multiply-adds counted as two FLOPs each (the convention of Narayanan et al. SC'21, Eq. 3).
+  [[nodiscard]] units::Flops flops() const {
+    return units::Flops(2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
+                        static_cast<double>(k));
+  }
+};
+
+struct ComputeOp {
+  std::string name; // e.g. "attn.qkv", "mlp.fc1.wgrad"
+  OpKind kind = OpKind::elementwise;
+  Pass pass = Pass::forward;
+  Dtype dtype = Dtype::bf16;
+  std::optional<GemmShape> gemm; // set for gemm and batched_gemm
+  units::Flops flops;            // arithmetic work
+  units::Bytes bytes;            // HBM traffic: bytes read plus bytes written
+  /// Parameters whose gradient is final once this op ran (weight-gradient GEMMs, norm and bias
+  /// gradients); drives data-parallel gradient bucketing.
+  std::int64_t grad_params = 0;
+  /// True when the op is matrix work that counts towards model FLOPs (MFU).
+  [[nodiscard]] bool is_model_flop() const { return gemm.has_value() && pass != Pass::recompute; }
+};
+
+enum class Collective { all_reduce, reduce_scatter, all_gather, send_recv };
+
+[[nodiscard]] std::string_view to_string(Collective c);
+
+/// The group of devices a collective runs over, by parallelism dimension.
+enum class CommGroup { tensor, pipeline, data };
+
+inline constexpr CommGroup all_comm_groups[] = {CommGroup::tensor, CommGroup::pipeline, CommGroup::data};
+
+[[nodiscard]] std::string_view to_string(CommGroup g);
+
+struct CollectiveOp {
+  std::string name; // e.g. "attn.out.all_reduce"
+  Collective kind = Collective::all_reduce;
+  CommGroup group = CommGroup::tensor;
+  Pass pass = Pass::forward;
+  /// The buffer per device: the all-reduce input, the reduce-scatter input, the all-gather output.
+  units::Bytes size;
+  /// Compute ops after this one that may run before its result is needed (0 = blocking).
+  int overlapped_ops = 0;
+};
+
+using Step = std::variant<ComputeOp, CollectiveOp>;
+using StepSequence = std::vector<Step>;
+
+} // namespace twocs::model

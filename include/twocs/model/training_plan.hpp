@@ -1,0 +1,69 @@
+// How an iteration is trained: batch, precision and the parallelization plan
+// (the workload file's `training:`).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <twocs/model/dtype.hpp>
+#include <twocs/units/quantity.hpp>
+
+namespace twocs::model {
+
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved_one_f_one_b };
+enum class Recompute { none, selective, full };
+enum class OptimizerKind { adam, sgd };
+/// ZeRO stages (Rajbhandari et al. SC'20): optimizer = ZeRO-1 / Megatron distributed optimizer,
+/// gradients = ZeRO-2, full = ZeRO-3 / FSDP.
+enum class OptimizerSharding { none, optimizer, gradients, full };
+
+[[nodiscard]] std::string_view to_string(PipelineSchedule s);
+[[nodiscard]] std::string_view to_string(Recompute r);
+[[nodiscard]] std::string_view to_string(OptimizerKind k);
+[[nodiscard]] std::string_view to_string(OptimizerSharding s);
+
+struct Parallelism {
+  std::int64_t tensor = 1;   // t: Megatron tensor (intra-layer) parallel degree
+  std::int64_t pipeline = 1; // p: pipeline stages
+  std::int64_t data = 1;     // d: data-parallel replicas
+  bool sequence = false;     // Megatron sequence parallelism (Korthikanti et al. 2022)
+  std::int64_t virtual_stages = 1;       // v: model chunks per pipeline rank
+  std::vector<std::int64_t> stage_layers; // explicit layers per stage; empty = balancing rule
+};
+
+struct OptimizerPlan {
+  OptimizerKind kind = OptimizerKind::adam;
+  OptimizerSharding sharding = OptimizerSharding::none;
+};
+
+struct OverlapPlan {
+  /// Reduce data-parallel gradients in buckets during the last micro-batch's backward pass
+  /// (PyTorch DDP; Li et al. VLDB'20) instead of all at once after it.
+  bool dp_grad_reduce = true;
+  units::Bytes bucket_size = units::Bytes(25e6); // PyTorch DDP default bucket_cap_mb = 25
+  /// Overlap the backward tensor-parallel all-reduce of a column-parallel layer's input gradient
+  /// with its weight-gradient GEMM (Megatron-LM --async-tensor-model-parallel-allreduce).
+  bool tp_async_backward = true;
+};
+
+struct TrainingPlan {
+  std::int64_t global_batch = 0; // sequences per iteration
+  std::int64_t micro_batch = 0;  // sequences per micro-batch
+  Dtype dtype = Dtype::bf16;
+  Parallelism parallelism;
+  PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;
+  Recompute recompute = Recompute::none;
+  OptimizerPlan optimizer;
+  OverlapPlan overlap;
+
+  [[nodiscard]] std::int64_t world_size() const {
+    return parallelism.tensor * parallelism.pipeline * parallelism.data;
+  }
+  /// Micro-batches each data-parallel replica runs per iteration: B / (d * b).
+  [[nodiscard]] std::int64_t micro_batches() const {
+    return global_batch / (parallelism.data * micro_batch);
+  }
+};
+
+} // namespace twocs::model

@@ -1,0 +1,70 @@
+#include <twocs/hardware/validate.hpp>
+
+#include <fmt/format.h>
+
+#include <twocs/error.hpp>
+
+namespace twocs::hardware {
+namespace {
+
+template <class Q>
+void require_positive(Q value, const char* key, const char* example) {
+  if (!(value.value() > 0))
+    throw InputError(fmt::format("{} must be positive", key), key, fmt::format("give a positive value such as {}", example));
+}
+
+void require_non_negative(units::Seconds value, const char* key) {
+  if (value.value() < 0) throw InputError(fmt::format("{} must not be negative", key), key, "use 0us or more");
+}
+
+} // namespace
+
+void validate(const ClusterSpec& cluster) {
+  const DeviceSpec& d = cluster.device;
+  if (d.peak_flops.empty())
+    throw InputError("device.peak_flops lists no dtype", "device.peak_flops", "add e.g. {bf16: 312TFLOP/s}");
+  for (const auto& [dtype, rate] : d.peak_flops) require_positive(rate, "device.peak_flops", "312TFLOP/s");
+  require_positive(d.memory, "device.memory", "80GiB");
+  require_positive(d.memory_bandwidth, "device.memory_bandwidth", "2039GB/s");
+  const auto efficiency_ok = [](double e) { return e > 0 && e <= 1; };
+  if (!efficiency_ok(d.roofline.gemm_efficiency))
+    throw InputError("device.operator_model.gemm_efficiency must lie in (0, 1]", "device.operator_model.gemm_efficiency",
+                     "give a fraction of peak such as 0.8");
+  if (!efficiency_ok(d.roofline.memory_efficiency))
+    throw InputError("device.operator_model.memory_efficiency must lie in (0, 1]",
+                     "device.operator_model.memory_efficiency", "give a fraction of peak bandwidth such as 0.8");
+  require_non_negative(d.roofline.kernel_overhead, "device.operator_model.kernel_overhead");
+  if (cluster.node.devices < 1)
+    throw InputError("node.devices must be at least 1", "node.devices", "give the devices per node, e.g. 8");
+  require_positive(cluster.node.interconnect.bandwidth, "node.interconnect.bandwidth", "300GB/s");
+  require_non_negative(cluster.node.interconnect.latency, "node.interconnect.latency");
+  if (cluster.nodes < 1) throw InputError("cluster.nodes must be at least 1", "cluster.nodes", "give a node count, e.g. 16");
+  require_positive(cluster.network.link.bandwidth, "cluster.network.bandwidth", "25GB/s");
+  require_non_negative(cluster.network.link.latency, "cluster.network.latency");
+  if (!(cluster.network.oversubscription >= 1))
+    throw InputError("cluster.network.oversubscription must be at least 1 (1 = non-blocking)",
+                     "cluster.network.oversubscription", "use 1 for a non-blocking fat tree, 2 for 2:1, ...");
+  if (cluster.network.nodes_per_switch < 1)
+    throw InputError("cluster.network.nodes_per_switch must be at least 1", "cluster.network.nodes_per_switch",
+                     "give the nodes under one leaf switch, e.g. 32");
+}
+
+void validate_fit(const ClusterSpec& cluster, const model::TrainingPlan& plan) {
+  const auto world = plan.world_size();
+  if (world > cluster.device_count())
+    throw InputError(fmt::format("the plan needs {} devices (tensor {} x pipeline {} x data {}) but the cluster has {} "
+                                 "({} nodes x {} devices)",
+                                 world, plan.parallelism.tensor, plan.parallelism.pipeline, plan.parallelism.data,
+                                 cluster.device_count(), cluster.nodes, cluster.node.devices),
+                     "training.parallelism",
+                     fmt::format("lower a parallel degree or add nodes, e.g. --set cluster.nodes={}",
+                                 (world + cluster.node.devices - 1) / cluster.node.devices));
+  if (!cluster.device.peak(plan.dtype))
+    throw InputError(fmt::format("device {} lists no peak for training.dtype {}", cluster.device.name,
+                                 model::to_string(plan.dtype)),
+                     "training.dtype",
+                     fmt::format("add {}: <rate> to device.peak_flops or train in a dtype it lists",
+                                 model::to_string(plan.dtype)));
+}
+
+} // namespace twocs::hardware

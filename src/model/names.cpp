@@ -1,0 +1,78 @@
+#include <twocs/model/operator.hpp>
+#include <twocs/model/training_plan.hpp>
+
+namespace twocs::model {
+
+std::string_view to_string(OpKind k) {
+  switch (k) {
+  case OpKind::gemm: return "gemm";
+  case OpKind::batched_gemm: return "batched_gemm";
+  case OpKind::elementwise: return "elementwise";
+  case OpKind::normalization: return "normalization";
+  case OpKind::softmax: return "softmax";
+  case OpKind::embedding: return "embedding";
+  case OpKind::optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+std::string_view to_string(Pass p) {
+  switch (p) {
+  case Pass::forward: return "forward";
+  case Pass::backward: return "backward";
+  case Pass::recompute: return "recompute";
+  case Pass::optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+std::string_view to_string(Collective c) {
+  switch (c) {
+  case Collective::all_reduce: return "all_reduce";
+  case Collective::reduce_scatter: return "reduce_scatter";
+  case Collective::all_gather: return "all_gather";
+  case Collective::send_recv: return "send_recv";
+  }
+  return "?";
+}
+
+std::string_view to_string(CommGroup g) {
+  switch (g) {
+  case CommGroup::tensor: return "tensor";
+  case CommGroup::pipeline: return "pipeline";
+  case CommGroup::data: return "data";
+  }
+  return "?";
+}
+
+std::string_view to_string(PipelineSchedule s) {
+  switch (s) {
+  case PipelineSchedule::gpipe: return "gpipe";
+  case PipelineSchedule::one_f_one_b: return "1f1b";
+  case PipelineSchedule::interleaved_one_f_one_b: return "interleaved-1f1b";
+  }
+  return "?";
+}
+
+std::string_view to_string(Recompute r) {
+  switch (r) {
+  case Recompute::none: return "none";
+  case Recompute::selective: return "selective";
+  case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+std::string_view to_string(OptimizerKind k) { return k == OptimizerKind::adam ? "adam" : "sgd"; }
+
+std::string_view to_string(OptimizerSharding s) {
+  switch (s) {
+  case OptimizerSharding::none: return "none";
+  case OptimizerSharding::optimizer: return "optimizer";
+  case OptimizerSharding::gradients: return "gradients";
+  case OptimizerSharding::full: return "full";
+  }
+  return "?";
+}
+
+} // namespace twocs::model
