@@ -62,6 +62,7 @@ struct Prefix {
 /// Reads a decimal (k M G T P) or binary (Ki Mi Gi Ti Pi) prefix at the start of `unit`.
 std::optional<Prefix> read_prefix(std::string_view unit, bool allow_binary) {
   if (unit.empty()) return Prefix{1.0, 0};
+  if (allow_binary && unit.starts_with("Ki")) return Prefix{1024.0, 2}; // IEC 80000-13: Ki, no decimal 'K'
   double decimal = 0;
   switch (unit[0]) {
   case 'k': decimal = 1e3; break;
@@ -86,8 +87,8 @@ std::optional<Prefix> read_prefix(std::string_view unit, bool allow_binary) {
     hint = " ('K' is ambiguous: use 'k' for 1000 or 'Ki' for 1024)";
   else if (unit.find("FLOPs") != std::string_view::npos)
     hint = " ('FLOPs' reads as a count of operations: write 'FLOP' for a count or 'FLOP/s' for a rate)";
-  throw UnitError(
-      fmt::format("unknown {} unit '{}'{}; expected {} (e.g. '{}')", kind, unit, hint, allowed, example), offset);
+  throw UnitError(fmt::format("unknown {} unit '{}'{}; expected {} (e.g. '{}')", kind, unit, hint, allowed, example),
+                  offset);
 }
 
 /// Parses "<prefix>B" or "<prefix>b" (bits) into a factor in bytes. Returns the characters used.
@@ -136,8 +137,7 @@ FlopRate parse_flop_rate(std::string_view text) {
     const auto rest = q.unit.substr(prefix->length);
     if (rest == "FLOP/s" || rest == "FLOPS") return FlopRate(q.number * prefix->factor);
   }
-  bad_unit(q.unit, q.unit_offset, "compute rate", "FLOP/s with a decimal prefix (TFLOP/s, PFLOP/s)",
-           example_flop_rate);
+  bad_unit(q.unit, q.unit_offset, "compute rate", "FLOP/s with a decimal prefix (TFLOP/s, PFLOP/s)", example_flop_rate);
 }
 
 Seconds parse_seconds(std::string_view text) {

@@ -11,8 +11,7 @@
 
 namespace twocs::units {
 
-template <int ByteExp, int FlopExp, int SecondExp>
-class Quantity {
+template <int ByteExp, int FlopExp, int SecondExp> class Quantity {
 public:
   constexpr Quantity() = default;
   constexpr explicit Quantity(double base_value) : value_(base_value) {}
@@ -50,8 +49,7 @@ private:
 };
 
 namespace detail {
-template <int B, int F, int S>
-constexpr auto make(double v) {
+template <int B, int F, int S> constexpr auto make(double v) {
   if constexpr (B == 0 && F == 0 && S == 0) {
     return v; // a ratio of like quantities is a plain number
   } else {
@@ -70,28 +68,24 @@ constexpr auto operator/(Quantity<B1, F1, S1> a, Quantity<B2, F2, S2> b) {
   return detail::make<B1 - B2, F1 - F2, S1 - S2>(a.value() / b.value());
 }
 
-template <int B, int F, int S>
-constexpr auto operator/(double a, Quantity<B, F, S> b) {
+template <int B, int F, int S> constexpr auto operator/(double a, Quantity<B, F, S> b) {
   return Quantity<-B, -F, -S>(a / b.value());
 }
 
 using Bytes = Quantity<1, 0, 0>;
 using Flops = Quantity<0, 1, 0>;
 using Seconds = Quantity<0, 0, 1>;
-using ByteRate = Quantity<1, 0, -1>;           // bytes per second (bandwidth)
-using FlopRate = Quantity<0, 1, -1>;           // FLOP per second (throughput)
+using ByteRate = Quantity<1, 0, -1>;            // bytes per second (bandwidth)
+using FlopRate = Quantity<0, 1, -1>;            // FLOP per second (throughput)
 using ArithmeticIntensity = Quantity<-1, 1, 0>; // FLOP per byte
 
-template <int B, int F, int S>
-constexpr Quantity<B, F, S> max(Quantity<B, F, S> a, Quantity<B, F, S> b) {
+template <int B, int F, int S> constexpr Quantity<B, F, S> max(Quantity<B, F, S> a, Quantity<B, F, S> b) {
   return a < b ? b : a;
 }
-template <int B, int F, int S>
-constexpr Quantity<B, F, S> min(Quantity<B, F, S> a, Quantity<B, F, S> b) {
+template <int B, int F, int S> constexpr Quantity<B, F, S> min(Quantity<B, F, S> a, Quantity<B, F, S> b) {
   return b < a ? b : a;
 }
-template <int B, int F, int S>
-constexpr Quantity<B, F, S> abs(Quantity<B, F, S> a) {
+template <int B, int F, int S> constexpr Quantity<B, F, S> abs(Quantity<B, F, S> a) {
   return Quantity<B, F, S>(a.value() < 0 ? -a.value() : a.value());
 }
 
