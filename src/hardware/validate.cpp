@@ -7,10 +7,10 @@
 namespace twocs::hardware {
 namespace {
 
-template <class Q>
-void require_positive(Q value, const char* key, const char* example) {
+template <class Q> void require_positive(Q value, const char* key, const char* example) {
   if (!(value.value() > 0))
-    throw InputError(fmt::format("{} must be positive", key), key, fmt::format("give a positive value such as {}", example));
+    throw InputError(fmt::format("{} must be positive", key), key,
+                     fmt::format("give a positive value such as {}", example));
 }
 
 void require_non_negative(units::Seconds value, const char* key) {
@@ -28,8 +28,8 @@ void validate(const ClusterSpec& cluster) {
   require_positive(d.memory_bandwidth, "device.memory_bandwidth", "2039GB/s");
   const auto efficiency_ok = [](double e) { return e > 0 && e <= 1; };
   if (!efficiency_ok(d.roofline.gemm_efficiency))
-    throw InputError("device.operator_model.gemm_efficiency must lie in (0, 1]", "device.operator_model.gemm_efficiency",
-                     "give a fraction of peak such as 0.8");
+    throw InputError("device.operator_model.gemm_efficiency must lie in (0, 1]",
+                     "device.operator_model.gemm_efficiency", "give a fraction of peak such as 0.8");
   if (!efficiency_ok(d.roofline.memory_efficiency))
     throw InputError("device.operator_model.memory_efficiency must lie in (0, 1]",
                      "device.operator_model.memory_efficiency", "give a fraction of peak bandwidth such as 0.8");
@@ -38,7 +38,8 @@ void validate(const ClusterSpec& cluster) {
     throw InputError("node.devices must be at least 1", "node.devices", "give the devices per node, e.g. 8");
   require_positive(cluster.node.interconnect.bandwidth, "node.interconnect.bandwidth", "300GB/s");
   require_non_negative(cluster.node.interconnect.latency, "node.interconnect.latency");
-  if (cluster.nodes < 1) throw InputError("cluster.nodes must be at least 1", "cluster.nodes", "give a node count, e.g. 16");
+  if (cluster.nodes < 1)
+    throw InputError("cluster.nodes must be at least 1", "cluster.nodes", "give a node count, e.g. 16");
   require_positive(cluster.network.link.bandwidth, "cluster.network.bandwidth", "25GB/s");
   require_non_negative(cluster.network.link.latency, "cluster.network.latency");
   if (!(cluster.network.oversubscription >= 1))
@@ -60,11 +61,10 @@ void validate_fit(const ClusterSpec& cluster, const model::TrainingPlan& plan) {
                      fmt::format("lower a parallel degree or add nodes, e.g. --set cluster.nodes={}",
                                  (world + cluster.node.devices - 1) / cluster.node.devices));
   if (!cluster.device.peak(plan.dtype))
-    throw InputError(fmt::format("device {} lists no peak for training.dtype {}", cluster.device.name,
-                                 model::to_string(plan.dtype)),
-                     "training.dtype",
-                     fmt::format("add {}: <rate> to device.peak_flops or train in a dtype it lists",
-                                 model::to_string(plan.dtype)));
+    throw InputError(
+        fmt::format("device {} lists no peak for training.dtype {}", cluster.device.name, model::to_string(plan.dtype)),
+        "training.dtype",
+        fmt::format("add {}: <rate> to device.peak_flops or train in a dtype it lists", model::to_string(plan.dtype)));
 }
 
 } // namespace twocs::hardware

@@ -40,8 +40,8 @@ struct NodeSpec {
 
 struct NetworkSpec {
   NetworkTopology topology = NetworkTopology::fat_tree;
-  LinkSpec link;                 // the NIC of each device, per direction
-  double oversubscription = 1.0; // bandwidth down / bandwidth up at the leaf switches (1 = non-blocking)
+  LinkSpec link;                      // the NIC of each device, per direction
+  double oversubscription = 1.0;      // bandwidth down / bandwidth up at the leaf switches (1 = non-blocking)
   std::int64_t nodes_per_switch = 32; // nodes under one leaf switch (a "scalable unit")
 };
 

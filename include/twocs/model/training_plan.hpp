@@ -24,11 +24,11 @@ enum class OptimizerSharding { none, optimizer, gradients, full };
 [[nodiscard]] std::string_view to_string(OptimizerSharding s);
 
 struct Parallelism {
-  std::int64_t tensor = 1;   // t: Megatron tensor (intra-layer) parallel degree
-  std::int64_t pipeline = 1; // p: pipeline stages
-  std::int64_t data = 1;     // d: data-parallel replicas
-  bool sequence = false;     // Megatron sequence parallelism (Korthikanti et al. 2022)
-  std::int64_t virtual_stages = 1;       // v: model chunks per pipeline rank
+  std::int64_t tensor = 1;                // t: Megatron tensor (intra-layer) parallel degree
+  std::int64_t pipeline = 1;              // p: pipeline stages
+  std::int64_t data = 1;                  // d: data-parallel replicas
+  bool sequence = false;                  // Megatron sequence parallelism (Korthikanti et al. 2022)
+  std::int64_t virtual_stages = 1;        // v: model chunks per pipeline rank
   std::vector<std::int64_t> stage_layers; // explicit layers per stage; empty = balancing rule
 };
 
@@ -57,13 +57,9 @@ struct TrainingPlan {
   OptimizerPlan optimizer;
   OverlapPlan overlap;
 
-  [[nodiscard]] std::int64_t world_size() const {
-    return parallelism.tensor * parallelism.pipeline * parallelism.data;
-  }
+  [[nodiscard]] std::int64_t world_size() const { return parallelism.tensor * parallelism.pipeline * parallelism.data; }
   /// Micro-batches each data-parallel replica runs per iteration: B / (d * b).
-  [[nodiscard]] std::int64_t micro_batches() const {
-    return global_batch / (parallelism.data * micro_batch);
-  }
+  [[nodiscard]] std::int64_t micro_batches() const { return global_batch / (parallelism.data * micro_batch); }
 };
 
 } // namespace twocs::model

@@ -1,0 +1,54 @@
+// The kernels and collectives one tensor-parallel rank runs for one micro-batch: a Megatron-LM
+// GPT layer (Shoeybi et al. 2019, Fig. 3: column-parallel QKV and fc1, row-parallel attention
+// output and fc2), the vocabulary-parallel embedding and output head, and the optimizer step.
+// Shapes and FLOPs per operator are documented in docs/model-reference.md.
+#pragma once
+
+#include <cstdint>
+
+#include <twocs/model/operator.hpp>
+#include <twocs/model/training_plan.hpp>
+#include <twocs/model/transformer.hpp>
+
+namespace twocs::model {
+
+/// What one device computes for one micro-batch.
+struct LayerShape {
+  TransformerConfig model;
+  std::int64_t micro_batch = 1;   // b, sequences
+  std::int64_t tensor = 1;        // t
+  bool sequence_parallel = false; // norms and dropouts on s/t tokens; reduce-scatter + all-gather
+  Dtype dtype = Dtype::bf16;
+  bool tp_async_backward = true; // overlap the column-parallel input-gradient all-reduce with wgrad
+
+  [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);
+};
+
+/// One transformer layer, forward, in execution order.
+[[nodiscard]] StepSequence transformer_layer_forward(const LayerShape& shape);
+/// One transformer layer, backward (input and weight gradients), in execution order.
+[[nodiscard]] StepSequence transformer_layer_backward(const LayerShape& shape);
+/// What activation recomputation re-runs before a layer's backward (Korthikanti et al. 2022):
+/// full = the whole forward; selective = the attention core (scores, softmax, dropout, context);
+/// none = nothing. Steps carry Pass::recompute.
+[[nodiscard]] StepSequence transformer_layer_recompute(const LayerShape& shape, Recompute mode);
+
+/// Word and position embedding, forward (first pipeline stage).
+[[nodiscard]] StepSequence embedding_forward(const LayerShape& shape);
+[[nodiscard]] StepSequence embedding_backward(const LayerShape& shape);
+/// Final norm, logits and vocabulary-parallel cross-entropy (last pipeline stage).
+[[nodiscard]] StepSequence output_head_forward(const LayerShape& shape);
+/// `owns_word_embedding_grad`: the output layer's weight is the word embedding (tied, as in
+/// GPT-3 and Megatron-LM); when the embedding lives on the same device its gradient is final
+/// only after the embedding's backward, which then reports it.
+[[nodiscard]] StepSequence output_head_backward(const LayerShape& shape, bool owns_word_embedding_grad);
+
+/// Rows of the word embedding on one tensor-parallel rank: the vocabulary padded to a multiple
+/// of 128 * t (Megatron-LM --make-vocab-size-divisible-by 128), divided by t.
+[[nodiscard]] std::int64_t local_vocab(std::int64_t vocab, std::int64_t tensor);
+
+/// The optimizer step over `parameters` parameters held by one device: gradient-norm
+/// computation for clipping, then the update.
+[[nodiscard]] StepSequence optimizer_steps(std::int64_t parameters, OptimizerKind kind, Dtype dtype);
+
+} // namespace twocs::model

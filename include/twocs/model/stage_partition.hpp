@@ -1,0 +1,33 @@
+// Which transformer layers each pipeline stage (and model chunk) holds.
+//
+// Rule (docs/model-reference.md): with v model chunks per stage there are p * v chunks; chunk
+// c runs on stage c mod p (Megatron-LM's interleaved assignment, Narayanan et al. SC'21, 2.2).
+// If parallelism.stage_layers is given it sets the layers per chunk. Otherwise, when the layers
+// divide evenly over the chunks, every chunk gets layers / (p v) (Megatron-LM). When they do
+// not, the embedding and the output layer weigh in as one layer each (the partition of BLOOM-176B,
+// 70 layers on 12 stages: Megatron-DeepSpeed "type:transformer|embedding"): the layers + 2
+// units are spread as evenly as possible, the extra units going to the chunks right after the
+// first, and the first chunk gives one unit to the embedding, the last one to the output layer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <twocs/model/training_plan.hpp>
+#include <twocs/model/transformer.hpp>
+
+namespace twocs::model {
+
+struct ModelChunk {
+  std::int64_t stage = 0;       // pipeline rank that runs it
+  std::int64_t chunk = 0;       // position in the model, 0 = the first layers
+  std::int64_t first_layer = 0; // global index of its first transformer layer
+  std::int64_t layers = 0;
+  bool has_embedding = false;
+  bool has_output_head = false;
+};
+
+/// The p * v chunks in model order. Throws InputError when a chunk would get no layer.
+[[nodiscard]] std::vector<ModelChunk> partition_layers(const TransformerConfig& model, const TrainingPlan& plan);
+
+} // namespace twocs::model

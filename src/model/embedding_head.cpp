@@ -1,0 +1,148 @@
+// The vocabulary-parallel embedding (first stage), the output head with vocabulary-parallel
+// cross-entropy (last stage) and the optimizer step, per tensor-parallel rank (Megatron-LM
+// VocabParallelEmbedding and vocab_parallel_cross_entropy; Shoeybi et al. 2019, section 3).
+#include <twocs/model/layer_ops.hpp>
+
+#include "layer_dims.hpp"
+#include "memory_bound_costs.hpp"
+#include "op_builders.hpp"
+
+namespace twocs::model {
+namespace {
+
+using detail::collective;
+using detail::memory_bound;
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+/// Bytes per logit of the cross-entropy kernels, which work in fp32 (Megatron-LM casts the
+/// logits to float): cast + max reads the logits and writes fp32, subtract-exp-sum reads and
+/// writes fp32 in place, backward normalises, subtracts the one-hot target and casts back.
+double ce_max_bytes(Dtype d) { return element_size(d) + 8; }
+constexpr double ce_exp_sum_bytes = 20;
+double ce_backward_bytes(Dtype d) { return 12 + element_size(d); }
+
+/// A small all-reduce of one fp32 value per token across the tensor-parallel group.
+CollectiveOp per_token_all_reduce(const LayerShape& shape, const char* name) {
+  return collective(name, Collective::all_reduce, CommGroup::tensor, Pass::forward,
+                    size_of(as_double(shape.micro_batch * shape.model.seq_len), Dtype::fp32));
+}
+
+} // namespace
+
+std::int64_t local_vocab(std::int64_t vocab, std::int64_t tensor) {
+  const std::int64_t multiple = 128 * tensor;
+  const std::int64_t padded = (vocab + multiple - 1) / multiple * multiple;
+  return padded / tensor;
+}
+
+StepSequence embedding_forward(const LayerShape& shape) {
+  const auto d = detail::dims_of(shape);
+  const double bsh = as_double(d.tokens) * as_double(shape.model.hidden);
+  StepSequence steps;
+  // Each rank gathers the rows of its vocabulary slice (zeros elsewhere), then the slices are summed.
+  steps.push_back(memory_bound("embed.lookup", OpKind::embedding, Pass::forward, shape.dtype, bsh,
+                               kernel_bytes::embedding_forward(shape.dtype), kernel_flops::embedding));
+  if (shape.sequence_parallel)
+    steps.push_back(
+        collective("embed.reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::forward, d.activation));
+  else if (shape.tensor > 1)
+    steps.push_back(
+        collective("embed.all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::forward, d.activation));
+  // Add the learned position embedding, then dropout.
+  steps.push_back(memory_bound("embed.dropout", OpKind::elementwise, Pass::forward, shape.dtype, d.norm_elements,
+                               kernel_bytes::bias_dropout_add_forward(shape.dtype), kernel_flops::dropout));
+  return steps;
+}
+
+StepSequence embedding_backward(const LayerShape& shape) {
+  const auto d = detail::dims_of(shape);
+  const auto& m = shape.model;
+  const double bsh = as_double(d.tokens) * as_double(m.hidden);
+  StepSequence steps;
+  steps.push_back(memory_bound("embed.dropout.bwd", OpKind::elementwise, Pass::backward, shape.dtype, d.norm_elements,
+                               kernel_bytes::dropout_backward(shape.dtype), kernel_flops::dropout));
+  if (shape.sequence_parallel)
+    steps.push_back(
+        collective("embed.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward, d.activation));
+  ComputeOp wgrad = memory_bound("embed.wgrad", OpKind::embedding, Pass::backward, shape.dtype, bsh,
+                                 kernel_bytes::embedding_backward(shape.dtype), kernel_flops::embedding);
+  // Word embedding slice plus the (replicated) learned position embedding.
+  wgrad.grad_params = local_vocab(m.vocab, shape.tensor) * m.hidden + m.seq_len * m.hidden;
+  steps.push_back(std::move(wgrad));
+  return steps;
+}
+
+StepSequence output_head_forward(const LayerShape& shape) {
+  const auto d = detail::dims_of(shape);
+  const auto& m = shape.model;
+  const std::int64_t vocab_local = local_vocab(m.vocab, shape.tensor);
+  const double logits = as_double(d.tokens) * as_double(vocab_local);
+  StepSequence steps;
+  steps.push_back(memory_bound("head.norm", OpKind::normalization, Pass::forward, shape.dtype, d.norm_elements,
+                               kernel_bytes::norm_forward(shape.dtype), kernel_flops::norm_forward));
+  if (shape.sequence_parallel)
+    steps.push_back(
+        collective("head.logits.all_gather", Collective::all_gather, CommGroup::tensor, Pass::forward, d.activation));
+  // Logits: 2 b s h V FLOPs over all ranks (Narayanan et al. SC'21, Eq. 3).
+  steps.push_back(detail::linear_forward("head.logits", shape.dtype, d.tokens, m.hidden, vocab_local));
+  steps.push_back(memory_bound("head.cross_entropy.max", OpKind::softmax, Pass::forward, shape.dtype, logits,
+                               ce_max_bytes(shape.dtype), 1));
+  if (shape.tensor > 1) steps.push_back(per_token_all_reduce(shape, "head.cross_entropy.max.all_reduce"));
+  steps.push_back(memory_bound("head.cross_entropy.exp_sum", OpKind::softmax, Pass::forward, shape.dtype, logits,
+                               ce_exp_sum_bytes, kernel_flops::cross_entropy));
+  if (shape.tensor > 1) {
+    steps.push_back(per_token_all_reduce(shape, "head.cross_entropy.target.all_reduce"));
+    steps.push_back(per_token_all_reduce(shape, "head.cross_entropy.sum.all_reduce"));
+  }
+  return steps;
+}
+
+StepSequence output_head_backward(const LayerShape& shape, bool owns_word_embedding_grad) {
+  const auto d = detail::dims_of(shape);
+  const auto& m = shape.model;
+  const std::int64_t vocab_local = local_vocab(m.vocab, shape.tensor);
+  const double logits = as_double(d.tokens) * as_double(vocab_local);
+  StepSequence steps;
+  steps.push_back(memory_bound("head.cross_entropy.bwd", OpKind::softmax, Pass::backward, shape.dtype, logits,
+                               ce_backward_bytes(shape.dtype), kernel_flops::cross_entropy));
+  // The logits layer is column-parallel: its backward mirrors QKV and fc1.
+  const int overlap = shape.tp_async_backward ? 1 : 0;
+  if (shape.sequence_parallel)
+    steps.push_back(collective("head.logits.input.all_gather", Collective::all_gather, CommGroup::tensor,
+                               Pass::backward, d.activation, overlap));
+  steps.push_back(detail::linear_input_grad("head.logits.dgrad", shape.dtype, d.tokens, m.hidden, vocab_local));
+  if (shape.sequence_parallel)
+    steps.push_back(collective("head.logits.reduce_scatter", Collective::reduce_scatter, CommGroup::tensor,
+                               Pass::backward, d.activation, overlap));
+  else if (shape.tensor > 1)
+    steps.push_back(collective("head.logits.all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::backward,
+                               d.activation, overlap));
+  ComputeOp wgrad = detail::linear_weight_grad("head.logits.wgrad", shape.dtype, d.tokens, m.hidden, vocab_local, 0);
+  if (!owns_word_embedding_grad) wgrad.grad_params = 0;
+  steps.push_back(std::move(wgrad));
+  ComputeOp norm = memory_bound("head.norm.bwd", OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
+                                kernel_bytes::norm_backward(shape.dtype), kernel_flops::norm_backward);
+  norm.grad_params = 2 * m.hidden;
+  steps.push_back(std::move(norm));
+  return steps;
+}
+
+StepSequence optimizer_steps(std::int64_t parameters, OptimizerKind kind, Dtype dtype) {
+  const double n = as_double(parameters);
+  const double e = element_size(dtype);
+  StepSequence steps;
+  // Global gradient norm for clipping: read every gradient once (Megatron-LM clip_grad_norm).
+  steps.push_back(memory_bound("optimizer.grad_norm", OpKind::optimizer, Pass::optimizer, dtype, n, e, 2));
+  // Mixed precision keeps fp32 master weights (Micikevicius et al. ICLR'18, section 3.1).
+  // Adam (Kingma & Ba 2015, Algorithm 1) reads master, m, v (fp32) and the gradient and writes
+  // master, m, v and the low-precision weight copy: 24 + 2e bytes and ~12 FLOPs per parameter.
+  // SGD with momentum keeps one fp32 state: 16 + 2e bytes and ~4 FLOPs.
+  if (kind == OptimizerKind::adam)
+    steps.push_back(memory_bound("optimizer.adam", OpKind::optimizer, Pass::optimizer, dtype, n, 24 + 2 * e, 12));
+  else
+    steps.push_back(memory_bound("optimizer.sgd", OpKind::optimizer, Pass::optimizer, dtype, n, 16 + 2 * e, 4));
+  return steps;
+}
+
+} // namespace twocs::model

@@ -1,0 +1,26 @@
+#include "layer_dims.hpp"
+
+namespace twocs::model::detail {
+namespace {
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+} // namespace
+
+LayerDims dims_of(const LayerShape& shape) {
+  const auto& m = shape.model;
+  const std::int64_t t = shape.tensor;
+  LayerDims d;
+  d.tokens = shape.micro_batch * m.seq_len;
+  const double bsh = as_double(d.tokens) * as_double(m.hidden);
+  d.norm_elements = shape.sequence_parallel ? bsh / as_double(t) : bsh;
+  d.local_heads = m.heads / t;
+  d.attention_scores =
+      as_double(shape.micro_batch) * as_double(d.local_heads) * as_double(m.seq_len) * as_double(m.seq_len);
+  d.qkv_local = m.qkv_width() / t;
+  const std::int64_t ffn_columns = m.ffn_kind == FfnKind::swiglu ? 2 * m.ffn_hidden : m.ffn_hidden;
+  d.ffn_in_local = ffn_columns / t;
+  d.ffn_out_local = m.ffn_hidden / t;
+  d.activation = size_of(bsh, shape.dtype);
+  return d;
+}
+
+} // namespace twocs::model::detail

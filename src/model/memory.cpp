@@ -1,0 +1,154 @@
+// Device memory per pipeline stage (docs/memory-model.md).
+#include <twocs/model/memory.hpp>
+
+#include <algorithm>
+#include <cassert>
+
+#include <twocs/model/layer_ops.hpp>
+#include <twocs/model/parameters.hpp>
+#include <twocs/model/stage_partition.hpp>
+
+namespace twocs::model {
+namespace {
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+struct StageContents {
+  std::int64_t layers = 0;
+  std::int64_t parameters = 0;
+  bool has_embedding = false;
+  bool has_output_head = false;
+};
+
+StageContents contents_of(std::int64_t stage, const std::vector<ModelChunk>& chunks, const ParameterCounts& counts,
+                          const TransformerConfig& model, std::int64_t tensor) {
+  StageContents c;
+  for (const auto& chunk : chunks) {
+    if (chunk.stage != stage) continue;
+    c.layers += chunk.layers;
+    c.has_embedding = c.has_embedding || chunk.has_embedding;
+    c.has_output_head = c.has_output_head || chunk.has_output_head;
+  }
+  c.parameters = c.layers * counts.per_layer;
+  if (c.has_embedding) c.parameters += counts.embedding;
+  if (c.has_output_head) {
+    c.parameters += counts.final_norm;
+    // A last stage without the embedding keeps its own copy of the tied word embedding.
+    if (!c.has_embedding) c.parameters += local_vocab(model.vocab, tensor) * model.hidden;
+  }
+  return c;
+}
+
+/// Bytes per parameter of weights, gradients and optimizer state (Rajbhandari et al. SC'20,
+/// section 3.1: mixed-precision Adam keeps 2 + 2 + 12 = 16 bytes per parameter).
+struct BytesPerParameter {
+  double weights;
+  double gradients;
+  double optimizer;
+};
+
+BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
+  const bool mixed = plan.dtype != Dtype::fp32;
+  const double e = mixed ? 2.0 : 4.0; // fp8 training keeps 16-bit weights and gradients
+  const double states = plan.optimizer.kind == OptimizerKind::adam ? 8.0 : 4.0; // fp32 m, v or momentum
+  return {e, e, states + (mixed ? 4.0 : 0.0)};                                  // + fp32 master weights
+}
+
+/// Activations of one layer for one micro-batch, in bytes, with 16-bit activations and 1-byte
+/// dropout masks (Korthikanti et al. 2022, Table 2).
+double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel) {
+  const double t = as_double(plan.parallelism.tensor);
+  const double sbh = as_double(m.seq_len) * as_double(plan.micro_batch) * as_double(m.hidden);
+  const double attention = 5.0 * as_double(m.heads) * as_double(m.seq_len) / as_double(m.hidden);
+  double bytes = 0;
+  switch (plan.recompute) {
+  case Recompute::none:
+    bytes = sequence_parallel ? sbh / t * (34 + attention) : sbh * (10 + 24 / t + attention / t);
+    break;
+  case Recompute::selective: bytes = sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t); break;
+  case Recompute::full: bytes = sequence_parallel ? 2 * sbh / t : 2 * sbh; break;
+  }
+  // Table 2 assumes 2-byte activations; fp32 doubles them, fp8 keeps 16-bit activations.
+  return plan.dtype == Dtype::fp32 ? 2 * bytes : bytes;
+}
+
+/// Micro-batch chunks whose activations a stage holds at its peak: all m for GPipe, p - i for
+/// 1F1B (Narayanan et al. SC'21, section 2.2), and for the interleaved schedule Megatron-LM's
+/// warm-up count 2 (p - i - 1) + (v - 1) p plus the one in steady state, in chunks.
+std::int64_t chunks_in_flight(const TrainingPlan& plan, std::int64_t stage) {
+  const std::int64_t p = plan.parallelism.pipeline;
+  const std::int64_t v = plan.parallelism.virtual_stages;
+  const std::int64_t m = plan.micro_batches();
+  switch (plan.pipeline_schedule) {
+  case PipelineSchedule::gpipe: return m * v;
+  case PipelineSchedule::one_f_one_b: return std::min(p - stage, m) * v;
+  case PipelineSchedule::interleaved_one_f_one_b: return std::min(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
+  }
+  return m * v;
+}
+
+} // namespace
+
+units::Bytes MemoryReport::peak() const {
+  units::Bytes peak{};
+  for (const auto& s : stages) peak = units::max(peak, s.breakdown.total());
+  return peak;
+}
+
+std::int64_t MemoryReport::peak_stage() const {
+  std::int64_t best = 0;
+  for (const auto& s : stages)
+    if (s.breakdown.total() > stages[static_cast<std::size_t>(best)].breakdown.total()) best = s.stage;
+  return best;
+}
+
+MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan& plan) {
+  const auto& par = plan.parallelism;
+  const bool sp = par.sequence && par.tensor > 1;
+  const auto counts = count_parameters(model, par.tensor);
+  const auto chunks = partition_layers(model, plan);
+  const auto per_param = bytes_per_parameter(plan);
+  const auto sharding = plan.optimizer.sharding;
+  const double d = as_double(par.data);
+  const double activation_element = plan.dtype == Dtype::fp32 ? 4.0 : 2.0;
+  const double sbh = as_double(model.seq_len) * as_double(plan.micro_batch) * as_double(model.hidden);
+  const double layer_activations = layer_activation_bytes(model, plan, sp);
+  MemoryReport report;
+  for (std::int64_t stage = 0; stage < par.pipeline; ++stage) {
+    const StageContents c = contents_of(stage, chunks, counts, model, par.tensor);
+    const double n = as_double(c.parameters);
+    MemoryBreakdown b;
+    // ZeRO: stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the weights.
+    b.weights = units::Bytes(n * per_param.weights / (sharding == OptimizerSharding::full ? d : 1.0));
+    b.gradients =
+        units::Bytes(n * per_param.gradients /
+                     (sharding == OptimizerSharding::gradients || sharding == OptimizerSharding::full ? d : 1.0));
+    b.optimizer_state = units::Bytes(n * per_param.optimizer / (sharding == OptimizerSharding::none ? 1.0 : d));
+    const std::int64_t in_flight = chunks_in_flight(plan, stage);
+    const double layers_per_chunk = as_double(c.layers) / as_double(par.virtual_stages);
+    double activations = as_double(in_flight) * layers_per_chunk * layer_activations;
+    // Full recomputation rebuilds one layer's activations during its backward.
+    if (plan.recompute == Recompute::full) {
+      TrainingPlan none = plan;
+      none.recompute = Recompute::none;
+      activations += layer_activation_bytes(model, none, sp);
+    }
+    // Logits kept in fp32 for the cross-entropy backward (Korthikanti et al. 2022, section 4.3).
+    if (c.has_output_head)
+      activations += 4.0 * as_double(model.seq_len * plan.micro_batch * local_vocab(model.vocab, par.tensor)) *
+                     as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
+    b.activations = units::Bytes(activations);
+    // A full activation buffer for tensor-parallel collectives, send and receive buffers
+    // between stages, and a prefetched layer of gathered weights under ZeRO-3.
+    double buffers = 0;
+    if (par.tensor > 1) buffers += sbh * activation_element;
+    if (par.pipeline > 1) buffers += 2 * sbh * activation_element;
+    if (sharding == OptimizerSharding::full) buffers += 2 * as_double(counts.per_layer) * per_param.weights;
+    b.communication_buffers = units::Bytes(buffers);
+    report.stages.push_back({stage, c.layers, (in_flight + par.virtual_stages - 1) / par.virtual_stages, b});
+  }
+  assert(!report.stages.empty());
+  return report;
+}
+
+} // namespace twocs::model

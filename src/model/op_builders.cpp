@@ -1,0 +1,71 @@
+#include "op_builders.hpp"
+
+#include <utility>
+
+namespace twocs::model::detail {
+namespace {
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+ComputeOp gemm_op(std::string name, OpKind kind, Pass pass, Dtype dtype, GemmShape shape) {
+  ComputeOp op;
+  op.name = std::move(name);
+  op.kind = kind;
+  op.pass = pass;
+  op.dtype = dtype;
+  op.gemm = shape;
+  op.flops = shape.flops();
+  // Read A (m x k) and B (k x n), write C (m x n), once each per batch entry.
+  const double elements =
+      as_double(shape.batch) * (as_double(shape.m) * as_double(shape.k) + as_double(shape.k) * as_double(shape.n) +
+                                as_double(shape.m) * as_double(shape.n));
+  op.bytes = size_of(elements, dtype);
+  return op;
+}
+
+} // namespace
+
+ComputeOp linear_forward(std::string name, Dtype dtype, std::int64_t tokens, std::int64_t in, std::int64_t out) {
+  return gemm_op(std::move(name), OpKind::gemm, Pass::forward, dtype, GemmShape{tokens, out, in, 1});
+}
+
+ComputeOp linear_input_grad(std::string name, Dtype dtype, std::int64_t tokens, std::int64_t in, std::int64_t out) {
+  return gemm_op(std::move(name), OpKind::gemm, Pass::backward, dtype, GemmShape{tokens, in, out, 1});
+}
+
+ComputeOp linear_weight_grad(std::string name, Dtype dtype, std::int64_t tokens, std::int64_t in, std::int64_t out,
+                             std::int64_t bias) {
+  ComputeOp op = gemm_op(std::move(name), OpKind::gemm, Pass::backward, dtype, GemmShape{in, out, tokens, 1});
+  op.grad_params = in * out + bias;
+  return op;
+}
+
+ComputeOp batched_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape) {
+  return gemm_op(std::move(name), OpKind::batched_gemm, pass, dtype, shape);
+}
+
+ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, double elements, double bytes_per_element,
+                       double flops_per_element) {
+  ComputeOp op;
+  op.name = std::move(name);
+  op.kind = kind;
+  op.pass = pass;
+  op.dtype = dtype;
+  op.flops = units::Flops(elements * flops_per_element);
+  op.bytes = units::Bytes(elements * bytes_per_element);
+  return op;
+}
+
+CollectiveOp collective(std::string name, Collective kind, CommGroup group, Pass pass, units::Bytes size,
+                        int overlapped_ops) {
+  CollectiveOp op;
+  op.name = std::move(name);
+  op.kind = kind;
+  op.group = group;
+  op.pass = pass;
+  op.size = size;
+  op.overlapped_ops = overlapped_ops;
+  return op;
+}
+
+} // namespace twocs::model::detail

@@ -1,0 +1,30 @@
+// Private helpers that build ComputeOps and CollectiveOps with their FLOPs and bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <twocs/model/operator.hpp>
+
+namespace twocs::model::detail {
+
+/// Y[tokens x out] = X[tokens x in] . W[in x out]. HBM traffic counts each operand once
+/// (compulsory traffic of the roofline model, Williams et al. 2009).
+ComputeOp linear_forward(std::string name, Dtype dtype, std::int64_t tokens, std::int64_t in, std::int64_t out);
+/// dX[tokens x in] = dY[tokens x out] . W^T: same FLOPs as the forward (Narayanan et al. SC'21, section 5.1).
+ComputeOp linear_input_grad(std::string name, Dtype dtype, std::int64_t tokens, std::int64_t in, std::int64_t out);
+/// dW[in x out] = X^T . dY; finalises the gradient of in*out weights plus `bias` bias entries.
+ComputeOp linear_weight_grad(std::string name, Dtype dtype, std::int64_t tokens, std::int64_t in, std::int64_t out,
+                             std::int64_t bias);
+
+ComputeOp batched_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape);
+
+/// A memory-bound kernel over `elements` values: `bytes_per_element` of HBM traffic and
+/// `flops_per_element` of arithmetic each.
+ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, double elements, double bytes_per_element,
+                       double flops_per_element);
+
+CollectiveOp collective(std::string name, Collective kind, CommGroup group, Pass pass, units::Bytes size,
+                        int overlapped_ops = 0);
+
+} // namespace twocs::model::detail

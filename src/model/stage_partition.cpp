@@ -1,0 +1,49 @@
+#include <twocs/model/stage_partition.hpp>
+
+#include <fmt/format.h>
+
+#include <twocs/error.hpp>
+
+namespace twocs::model {
+namespace {
+
+std::vector<std::int64_t> balanced_layers(std::int64_t layers, std::int64_t chunks) {
+  std::vector<std::int64_t> per_chunk(static_cast<std::size_t>(chunks), layers / chunks);
+  if (layers % chunks == 0) return per_chunk;
+  // Embedding and output layer count as one layer each (BLOOM-176B partition).
+  const std::int64_t units = layers + 2;
+  const std::int64_t base = units / chunks;
+  const std::int64_t extra = units % chunks;
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    std::int64_t u = base + (c >= 1 && c <= extra ? 1 : 0);
+    if (c == 0) u -= 1;
+    if (c == chunks - 1) u -= 1;
+    per_chunk[static_cast<std::size_t>(c)] = u;
+  }
+  return per_chunk;
+}
+
+} // namespace
+
+std::vector<ModelChunk> partition_layers(const TransformerConfig& model, const TrainingPlan& plan) {
+  const std::int64_t p = plan.parallelism.pipeline;
+  const std::int64_t chunks = p * plan.parallelism.virtual_stages;
+  std::vector<std::int64_t> per_chunk =
+      plan.parallelism.stage_layers.empty() ? balanced_layers(model.layers, chunks) : plan.parallelism.stage_layers;
+  std::vector<ModelChunk> result;
+  std::int64_t first = 0;
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::int64_t layers = per_chunk[static_cast<std::size_t>(c)];
+    if (layers < 1)
+      throw InputError(fmt::format("model chunk {} of {} would hold no transformer layer ({} layers over {} stages x "
+                                   "{} virtual stages)",
+                                   c, chunks, model.layers, p, plan.parallelism.virtual_stages),
+                       "training.parallelism.pipeline",
+                       "use fewer pipeline stages or virtual stages, or set parallelism.stage_layers");
+    result.push_back({c % p, c, first, layers, c == 0, c == chunks - 1});
+    first += layers;
+  }
+  return result;
+}
+
+} // namespace twocs::model

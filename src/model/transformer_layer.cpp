@@ -1,0 +1,122 @@
+// One Megatron-LM GPT layer per tensor-parallel rank (Shoeybi et al. 2019, section 3 and
+// Fig. 3; Korthikanti et al. 2022, Fig. 5 for sequence parallelism). Pre-LayerNorm block:
+//   x -> LN -> QKV (column-parallel) -> attention -> out (row-parallel) -> dropout + residual
+//     -> LN -> fc1 (column-parallel) -> GeLU/SwiGLU -> fc2 (row-parallel) -> dropout + residual
+// Per-element HBM traffic of the memory-bound kernels is documented in docs/model-reference.md.
+#include <twocs/model/layer_ops.hpp>
+
+#include <cassert>
+
+#include "layer_dims.hpp"
+#include "memory_bound_costs.hpp"
+#include "op_builders.hpp"
+
+namespace twocs::model {
+namespace {
+
+using detail::collective;
+using detail::dims_of;
+using detail::LayerDims;
+using detail::memory_bound;
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+/// Entering a tensor-parallel region ("f" of Shoeybi et al.): identity forward, all-reduce of
+/// the input gradient backward; under sequence parallelism all-gather forward, reduce-scatter backward.
+CollectiveOp enter_region_forward(const LayerDims& d, const std::string& name) {
+  return collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::forward, d.activation);
+}
+
+/// Leaving a tensor-parallel region ("g"): all-reduce forward (reduce-scatter under sequence
+/// parallelism), identity backward (all-gather under sequence parallelism).
+CollectiveOp leave_region_forward(const LayerShape& shape, const LayerDims& d, const std::string& name) {
+  if (shape.sequence_parallel)
+    return collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::forward,
+                      d.activation);
+  return collective(name + ".all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::forward, d.activation);
+}
+
+void add_attention_core_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  const auto& m = shape.model;
+  const std::int64_t batch = shape.micro_batch * d.local_heads;
+  // Scores Q.K^T: [s x d_head] . [d_head x s] per head: 2 b s^2 h / t FLOPs (Narayanan et al. SC'21, Eq. 3).
+  steps.push_back(detail::batched_gemm("attn.scores", pass, shape.dtype, {m.seq_len, m.seq_len, m.head_dim(), batch}));
+  steps.push_back(memory_bound("attn.softmax", OpKind::softmax, pass, shape.dtype, d.attention_scores,
+                               kernel_bytes::softmax_forward(shape.dtype), kernel_flops::softmax_forward));
+  steps.push_back(memory_bound("attn.dropout", OpKind::elementwise, pass, shape.dtype, d.attention_scores,
+                               kernel_bytes::dropout_forward(shape.dtype), kernel_flops::dropout));
+  // Attention over values: [s x s] . [s x d_head] per head: 2 b s^2 h / t FLOPs.
+  steps.push_back(detail::batched_gemm("attn.context", pass, shape.dtype, {m.seq_len, m.head_dim(), m.seq_len, batch}));
+}
+
+void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
+  const auto& m = shape.model;
+  const LayerDims d = dims_of(shape);
+  const auto norm = [&](const char* name) {
+    steps.push_back(memory_bound(name, OpKind::normalization, pass, shape.dtype, d.norm_elements,
+                                 kernel_bytes::norm_forward(shape.dtype), kernel_flops::norm_forward));
+  };
+  const auto residual = [&](const char* name) {
+    steps.push_back(memory_bound(name, OpKind::elementwise, pass, shape.dtype, d.norm_elements,
+                                 kernel_bytes::bias_dropout_add_forward(shape.dtype), kernel_flops::dropout));
+  };
+  const auto with_pass = [pass](auto step) {
+    step.pass = pass;
+    return step;
+  };
+  norm("attn.norm");
+  if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "attn.qkv")));
+  steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.dtype, d.tokens, m.hidden, d.qkv_local)));
+  add_attention_core_forward(steps, shape, d, pass);
+  steps.push_back(
+      with_pass(detail::linear_forward("attn.out", shape.dtype, d.tokens, m.hidden / shape.tensor, m.hidden)));
+  if (shape.tensor > 1) steps.push_back(with_pass(leave_region_forward(shape, d, "attn.out")));
+  residual("attn.residual");
+  norm("mlp.norm");
+  if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "mlp.fc1")));
+  steps.push_back(with_pass(detail::linear_forward("mlp.fc1", shape.dtype, d.tokens, m.hidden, d.ffn_in_local)));
+  const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
+  if (m.ffn_kind == FfnKind::swiglu)
+    steps.push_back(memory_bound("mlp.swiglu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
+                                 kernel_bytes::swiglu_forward(shape.dtype), kernel_flops::swiglu));
+  else
+    steps.push_back(memory_bound("mlp.gelu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
+                                 kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
+  steps.push_back(with_pass(detail::linear_forward("mlp.fc2", shape.dtype, d.tokens, d.ffn_out_local, m.hidden)));
+  if (shape.tensor > 1) steps.push_back(with_pass(leave_region_forward(shape, d, "mlp.fc2")));
+  residual("mlp.residual");
+}
+
+} // namespace
+
+LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& plan) {
+  LayerShape shape;
+  shape.model = model;
+  shape.micro_batch = plan.micro_batch;
+  shape.tensor = plan.parallelism.tensor;
+  shape.sequence_parallel = plan.parallelism.sequence && plan.parallelism.tensor > 1;
+  shape.dtype = plan.dtype;
+  shape.tp_async_backward = plan.overlap.tp_async_backward;
+  return shape;
+}
+
+StepSequence transformer_layer_forward(const LayerShape& shape) {
+  assert(shape.tensor >= 1 && shape.model.heads % shape.tensor == 0);
+  StepSequence steps;
+  add_forward(steps, shape, Pass::forward);
+  return steps;
+}
+
+StepSequence transformer_layer_recompute(const LayerShape& shape, Recompute mode) {
+  StepSequence steps;
+  if (mode == Recompute::full) {
+    add_forward(steps, shape, Pass::recompute);
+  } else if (mode == Recompute::selective) {
+    // Selective recomputation re-runs only the attention core, whose s^2 activations dominate
+    // memory but cost few FLOPs (Korthikanti et al. 2022, section 4.2).
+    add_attention_core_forward(steps, shape, dims_of(shape), Pass::recompute);
+  }
+  return steps;
+}
+
+} // namespace twocs::model

@@ -1,0 +1,111 @@
+// Backward pass of one Megatron-LM GPT layer per tensor-parallel rank, in execution order.
+// Every linear layer runs an input-gradient GEMM (dgrad) and a weight-gradient GEMM (wgrad),
+// each with the forward's FLOPs (Narayanan et al. SC'21, section 5.1: backward = 2x forward).
+// The column-parallel layers (QKV, fc1) all-reduce their input gradient across the tensor-
+// parallel group ("f" backward; Shoeybi et al. 2019, Fig. 3); Megatron-LM launches it
+// asynchronously and overlaps it with the wgrad GEMM (--async-tensor-model-parallel-allreduce,
+// Korthikanti et al. 2022, section 4.2.2 for the sequence-parallel variant).
+#include <twocs/model/layer_ops.hpp>
+
+#include "layer_dims.hpp"
+#include "memory_bound_costs.hpp"
+#include "op_builders.hpp"
+
+namespace twocs::model {
+namespace {
+
+using detail::collective;
+using detail::LayerDims;
+using detail::memory_bound;
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+/// Backward of a column-parallel linear layer (QKV, fc1, logits): dgrad, the input-gradient
+/// collective (overlapped with wgrad when asynchronous), wgrad. Under sequence parallelism the
+/// layer's input is kept sharded and all-gathered again for wgrad, overlapped with dgrad.
+void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d,
+                                  const std::string& name, std::int64_t in, std::int64_t out, std::int64_t bias,
+                                  std::int64_t grad_params_override = -1) {
+  const int overlap = shape.tp_async_backward ? 1 : 0;
+  if (shape.sequence_parallel)
+    steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
+                               d.activation, overlap));
+  steps.push_back(detail::linear_input_grad(name + ".dgrad", shape.dtype, d.tokens, in, out));
+  if (shape.sequence_parallel)
+    steps.push_back(collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::backward,
+                               d.activation, overlap));
+  else if (shape.tensor > 1)
+    steps.push_back(collective(name + ".all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::backward,
+                               d.activation, overlap));
+  ComputeOp wgrad = detail::linear_weight_grad(name + ".wgrad", shape.dtype, d.tokens, in, out, bias);
+  if (grad_params_override >= 0) wgrad.grad_params = grad_params_override;
+  steps.push_back(std::move(wgrad));
+}
+
+/// Backward of a row-parallel linear layer (attention output, fc2). Under sequence
+/// parallelism the forward reduce-scatter's backward all-gathers the output gradient first.
+void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d,
+                               const std::string& name, std::int64_t in, std::int64_t out) {
+  if (shape.sequence_parallel)
+    steps.push_back(
+        collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward, d.activation));
+  steps.push_back(detail::linear_input_grad(name + ".dgrad", shape.dtype, d.tokens, in, out));
+  // The bias of a row-parallel layer is replicated: each rank holds all `out` entries.
+  steps.push_back(detail::linear_weight_grad(name + ".wgrad", shape.dtype, d.tokens, in, out, out));
+}
+
+void add_attention_core_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
+  const auto& m = shape.model;
+  const std::int64_t batch = shape.micro_batch * d.local_heads;
+  const std::int64_t s = m.seq_len;
+  const std::int64_t dh = m.head_dim();
+  // Context = P . V: dP = dC . V^T and dV = P^T . dC, each 2 b s^2 h / t FLOPs.
+  steps.push_back(detail::batched_gemm("attn.context.dgrad_probs", Pass::backward, shape.dtype, {s, s, dh, batch}));
+  steps.push_back(detail::batched_gemm("attn.context.dgrad_values", Pass::backward, shape.dtype, {s, dh, s, batch}));
+  steps.push_back(memory_bound("attn.dropout.bwd", OpKind::elementwise, Pass::backward, shape.dtype, d.attention_scores,
+                               kernel_bytes::dropout_backward(shape.dtype), kernel_flops::dropout));
+  steps.push_back(memory_bound("attn.softmax.bwd", OpKind::softmax, Pass::backward, shape.dtype, d.attention_scores,
+                               kernel_bytes::softmax_backward(shape.dtype), kernel_flops::softmax_backward));
+  // Scores = Q . K^T: dQ = dS . K and dK = dS^T . Q.
+  steps.push_back(detail::batched_gemm("attn.scores.dgrad_query", Pass::backward, shape.dtype, {s, dh, s, batch}));
+  steps.push_back(detail::batched_gemm("attn.scores.dgrad_key", Pass::backward, shape.dtype, {s, dh, s, batch}));
+}
+
+ComputeOp norm_backward(const LayerShape& shape, const LayerDims& d, const char* name) {
+  ComputeOp op = memory_bound(name, OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
+                              kernel_bytes::norm_backward(shape.dtype), kernel_flops::norm_backward);
+  op.grad_params = 2 * shape.model.hidden; // scale and shift
+  return op;
+}
+
+ComputeOp residual_backward(const LayerShape& shape, const LayerDims& d, const char* name) {
+  return memory_bound(name, OpKind::elementwise, Pass::backward, shape.dtype, d.norm_elements,
+                      kernel_bytes::dropout_backward(shape.dtype), kernel_flops::dropout);
+}
+
+} // namespace
+
+StepSequence transformer_layer_backward(const LayerShape& shape) {
+  const auto& m = shape.model;
+  const LayerDims d = detail::dims_of(shape);
+  StepSequence steps;
+  steps.push_back(residual_backward(shape, d, "mlp.residual.bwd"));
+  add_row_parallel_backward(steps, shape, d, "mlp.fc2", d.ffn_out_local, m.hidden);
+  const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
+  if (m.ffn_kind == FfnKind::swiglu)
+    steps.push_back(memory_bound("mlp.swiglu.bwd", OpKind::elementwise, Pass::backward, shape.dtype, ffn_elements,
+                                 kernel_bytes::swiglu_backward(shape.dtype), kernel_flops::swiglu_backward));
+  else
+    steps.push_back(memory_bound("mlp.gelu.bwd", OpKind::elementwise, Pass::backward, shape.dtype, ffn_elements,
+                                 kernel_bytes::gelu_backward(shape.dtype), kernel_flops::gelu_backward));
+  add_column_parallel_backward(steps, shape, d, "mlp.fc1", m.hidden, d.ffn_in_local, d.ffn_in_local);
+  steps.push_back(norm_backward(shape, d, "mlp.norm.bwd"));
+  steps.push_back(residual_backward(shape, d, "attn.residual.bwd"));
+  add_row_parallel_backward(steps, shape, d, "attn.out", m.hidden / shape.tensor, m.hidden);
+  add_attention_core_backward(steps, shape, d);
+  add_column_parallel_backward(steps, shape, d, "attn.qkv", m.hidden, d.qkv_local, d.qkv_local);
+  steps.push_back(norm_backward(shape, d, "attn.norm.bwd"));
+  return steps;
+}
+
+} // namespace twocs::model

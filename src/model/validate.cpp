@@ -1,0 +1,189 @@
+#include <twocs/model/validate.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include <twocs/error.hpp>
+
+namespace twocs::model {
+namespace {
+
+void require_positive(std::int64_t value, const char* key) {
+  if (value <= 0)
+    throw InputError(fmt::format("{} must be positive, got {}", key, value), key, "give a count of at least 1");
+}
+
+std::optional<std::int64_t> checked_product(std::int64_t a, std::int64_t b) {
+  std::int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) return std::nullopt;
+  return product;
+}
+
+/// "4 or 6": the divisors of `n` nearest to `near` from below and above (n, near > 0). The
+/// search is bounded so that absurd inputs cannot stall it; 1 and n always divide n.
+std::string nearest_divisors(std::int64_t n, std::int64_t near) {
+  constexpr std::int64_t max_steps = 1'000'000;
+  const std::int64_t start = std::min(near, n);
+  std::int64_t below = 1;
+  for (std::int64_t d = start; d >= 1 && start - d < max_steps; --d)
+    if (n % d == 0) {
+      below = d;
+      break;
+    }
+  std::int64_t above = n;
+  for (std::int64_t d = near + 1; d < n && d - near < max_steps; ++d)
+    if (n % d == 0) {
+      above = d;
+      break;
+    }
+  return above <= below || near >= n ? fmt::format("{}", below) : fmt::format("{} or {}", below, above);
+}
+
+/// "1536 or 1552": the multiples of `step` nearest to `value` (value, step > 0).
+std::string nearest_multiples(std::int64_t value, std::int64_t step) {
+  const std::int64_t below = value / step * step;
+  const std::int64_t above = below + step;
+  return below > 0 ? fmt::format("{} or {}", below, above) : fmt::format("{}", above);
+}
+
+void require_divisible(std::int64_t dividend, const char* dividend_key, std::int64_t divisor, const char* divisor_key,
+                       const char* blamed_key, const std::string& fix) {
+  if (dividend % divisor != 0)
+    throw InputError(fmt::format("{} ({}) must be divisible by {} ({})", dividend_key, dividend, divisor_key, divisor),
+                     blamed_key, fix);
+}
+
+void validate_parallel_counts(const TrainingPlan& plan) {
+  const Parallelism& par = plan.parallelism;
+  require_positive(plan.global_batch, "training.global_batch");
+  require_positive(plan.micro_batch, "training.micro_batch");
+  require_positive(par.tensor, "training.parallelism.tensor");
+  require_positive(par.pipeline, "training.parallelism.pipeline");
+  require_positive(par.data, "training.parallelism.data");
+  require_positive(par.virtual_stages, "training.parallelism.virtual_stages");
+  const auto tp = checked_product(par.tensor, par.pipeline);
+  if (!tp || !checked_product(*tp, par.data) || !checked_product(par.data, plan.micro_batch) ||
+      !checked_product(par.pipeline, par.virtual_stages))
+    throw InputError("the parallel degrees are too large: their product overflows", "training.parallelism",
+                     "give realistic tensor, pipeline, data and virtual_stages degrees");
+}
+
+void validate_sharding(const TransformerConfig& m, const TrainingPlan& plan) {
+  const Parallelism& par = plan.parallelism;
+  require_divisible(m.heads, "model.heads", par.tensor, "training.parallelism.tensor", "training.parallelism.tensor",
+                    fmt::format("tensor parallelism splits whole attention heads: use a tensor degree that "
+                                "divides {}, e.g. {}",
+                                m.heads, nearest_divisors(m.heads, par.tensor)));
+  require_divisible(m.kv_heads, "model.kv_heads", par.tensor, "training.parallelism.tensor",
+                    "training.parallelism.tensor",
+                    fmt::format("tensor parallelism splits whole key/value heads (grouped-query attention): use a "
+                                "tensor degree that divides {}, e.g. {}",
+                                m.kv_heads, nearest_divisors(m.kv_heads, par.tensor)));
+  if (par.sequence && m.seq_len % par.tensor != 0)
+    throw InputError(fmt::format("with training.parallelism.sequence, model.seq_len ({}) must be divisible by "
+                                 "training.parallelism.tensor ({})",
+                                 m.seq_len, par.tensor),
+                     "training.parallelism.sequence",
+                     fmt::format("sequence parallelism splits the sequence over the tensor-parallel group: use a "
+                                 "tensor degree that divides {} (e.g. {}) or set sequence: false",
+                                 m.seq_len, nearest_divisors(m.seq_len, par.tensor)));
+}
+
+void validate_batch(const TrainingPlan& plan) {
+  const Parallelism& par = plan.parallelism;
+  const std::int64_t per_step = par.data * plan.micro_batch;
+  if (plan.global_batch % per_step != 0)
+    throw InputError(fmt::format("training.global_batch ({}) must be divisible by data x micro_batch ({} x {} = {})",
+                                 plan.global_batch, par.data, plan.micro_batch, per_step),
+                     "training.global_batch",
+                     fmt::format("use global_batch {}, or change data or micro_batch",
+                                 nearest_multiples(plan.global_batch, per_step)));
+}
+
+void validate_schedule(const TrainingPlan& plan) {
+  const Parallelism& par = plan.parallelism;
+  const bool interleaved = plan.pipeline_schedule == PipelineSchedule::interleaved_one_f_one_b;
+  if (par.virtual_stages > 1 && !interleaved)
+    throw InputError(fmt::format("training.pipeline_schedule must be interleaved-1f1b for "
+                                 "training.parallelism.virtual_stages = {}, not {}",
+                                 par.virtual_stages, to_string(plan.pipeline_schedule)),
+                     "training.pipeline_schedule",
+                     "set pipeline_schedule: interleaved-1f1b (or leave it out), or virtual_stages: 1");
+  if (par.virtual_stages > 1 && par.pipeline == 1)
+    throw InputError(
+        fmt::format("training.parallelism.virtual_stages = {} needs more than one pipeline stage", par.virtual_stages),
+        "training.parallelism.virtual_stages",
+        "model chunks interleave across pipeline stages: set pipeline > 1 or virtual_stages: 1");
+  // Megatron-LM (schedules.py, forward_backward_pipelining_with_interleaving) asserts that the
+  // number of micro-batches is a multiple of the pipeline size for the interleaved schedule.
+  if (interleaved && par.pipeline > 1 && plan.micro_batches() % par.pipeline != 0)
+    throw InputError(fmt::format("the interleaved schedule needs micro-batches per replica (global_batch / (data x "
+                                 "micro_batch) = {}) divisible by training.parallelism.pipeline ({})",
+                                 plan.micro_batches(), par.pipeline),
+                     "training.global_batch",
+                     fmt::format("use global_batch {}, or pipeline_schedule: 1f1b",
+                                 nearest_multiples(plan.global_batch, par.data * plan.micro_batch * par.pipeline)));
+}
+
+void validate_stage_layers(const TransformerConfig& m, const Parallelism& par) {
+  const std::int64_t chunks = par.pipeline * par.virtual_stages;
+  if (m.layers < chunks)
+    throw InputError(fmt::format("model.layers ({}) is fewer than the pipeline's model chunks (pipeline {} x "
+                                 "virtual_stages {} = {}): every chunk needs a layer",
+                                 m.layers, par.pipeline, par.virtual_stages, chunks),
+                     "training.parallelism.pipeline", "lower pipeline or virtual_stages");
+  if (par.stage_layers.empty()) return;
+  const char* key = "training.parallelism.stage_layers";
+  if (static_cast<std::int64_t>(par.stage_layers.size()) != chunks)
+    throw InputError(fmt::format("{} lists {} stages but the pipeline has {} model chunks (pipeline {} x "
+                                 "virtual_stages {})",
+                                 key, par.stage_layers.size(), chunks, par.pipeline, par.virtual_stages),
+                     key, fmt::format("give one layer count per model chunk: {} entries", chunks));
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < par.stage_layers.size(); ++i) {
+    if (par.stage_layers[i] < 1)
+      throw InputError(
+          fmt::format("{}[{}] is {}: every model chunk needs at least one layer", key, i, par.stage_layers[i]), key,
+          "give each chunk 1 layer or more");
+    if (par.stage_layers[i] > m.layers - sum)
+      throw InputError(fmt::format("{} adds up to more than model.layers ({})", key, m.layers), key,
+                       "make the layer counts sum to model.layers");
+    sum += par.stage_layers[i];
+  }
+  if (sum != m.layers)
+    throw InputError(fmt::format("{} must add up to model.layers ({}), but adds up to {}", key, m.layers, sum), key,
+                     "make the layer counts sum to model.layers");
+}
+
+} // namespace
+
+void validate(const TransformerConfig& m) {
+  require_positive(m.layers, "model.layers");
+  require_positive(m.hidden, "model.hidden");
+  require_positive(m.heads, "model.heads");
+  require_positive(m.kv_heads, "model.kv_heads");
+  require_positive(m.ffn_hidden, "model.ffn_hidden");
+  require_positive(m.vocab, "model.vocab");
+  require_positive(m.seq_len, "model.seq_len");
+  require_divisible(m.hidden, "model.hidden", m.heads, "model.heads", "model.heads",
+                    fmt::format("every head gets hidden / heads dimensions: use heads that divide {}, e.g. {}",
+                                m.hidden, nearest_divisors(m.hidden, m.heads)));
+  require_divisible(m.heads, "model.heads", m.kv_heads, "model.kv_heads", "model.kv_heads",
+                    fmt::format("each key/value head serves a whole group of query heads: use kv_heads that divide "
+                                "{}, e.g. {}",
+                                m.heads, nearest_divisors(m.heads, m.kv_heads)));
+}
+
+void validate(const TransformerConfig& m, const TrainingPlan& plan) {
+  validate(m);
+  validate_parallel_counts(plan);
+  validate_sharding(m, plan);
+  validate_batch(plan);
+  validate_schedule(plan);
+  validate_stage_layers(m, plan.parallelism);
+}
+
+} // namespace twocs::model

@@ -1,0 +1,125 @@
+#include <doctest/doctest.h>
+
+#include <twocs/model/memory.hpp>
+#include <twocs/model/parameters.hpp>
+#include <twocs/model/stage_partition.hpp>
+
+using namespace twocs::model;
+
+namespace {
+
+TransformerConfig gpt(std::int64_t layers, std::int64_t h, std::int64_t a) {
+  TransformerConfig m;
+  m.name = "test";
+  m.layers = layers;
+  m.hidden = h;
+  m.heads = a;
+  m.kv_heads = a;
+  m.ffn_hidden = 4 * h;
+  m.vocab = 51200;
+  m.seq_len = 2048;
+  return m;
+}
+
+TrainingPlan plan_of(std::int64_t t, std::int64_t p, std::int64_t d, std::int64_t b, std::int64_t batch) {
+  TrainingPlan plan;
+  plan.global_batch = batch;
+  plan.micro_batch = b;
+  plan.parallelism.tensor = t;
+  plan.parallelism.pipeline = p;
+  plan.parallelism.data = d;
+  return plan;
+}
+
+} // namespace
+
+TEST_CASE("mixed-precision Adam holds 16 bytes per parameter without sharding") {
+  const auto m = gpt(2, 1024, 16);
+  const auto plan = plan_of(1, 1, 4, 1, 4);
+  const auto report = estimate_memory(m, plan);
+  REQUIRE(report.stages.size() == 1);
+  const auto& b = report.stages[0].breakdown;
+  const double params = static_cast<double>(count_parameters(m, 1).total(2));
+  CHECK((b.weights + b.gradients + b.optimizer_state).value() == doctest::Approx(16 * params));
+}
+
+TEST_CASE("each ZeRO stage shards one more kind of state over the data-parallel replicas") {
+  const auto m = gpt(2, 1024, 16);
+  auto plan = plan_of(1, 1, 8, 1, 8);
+  const double params = static_cast<double>(count_parameters(m, 1).total(2));
+  const auto per_param = [&](OptimizerSharding s) {
+    plan.optimizer.sharding = s;
+    const auto& b = estimate_memory(m, plan).stages[0].breakdown;
+    return (b.weights + b.gradients + b.optimizer_state).value() / params;
+  };
+  CHECK(per_param(OptimizerSharding::none) == doctest::Approx(16));
+  CHECK(per_param(OptimizerSharding::optimizer) == doctest::Approx(4 + 12.0 / 8));
+  CHECK(per_param(OptimizerSharding::gradients) == doctest::Approx(2 + 14.0 / 8));
+  CHECK(per_param(OptimizerSharding::full) == doctest::Approx(16.0 / 8));
+}
+
+TEST_CASE("activations per layer follow Korthikanti et al. 2022, Table 2") {
+  // 22B model of the paper: h = 6144, a = 64, s = 2048, b = 4, t = 8, one layer, one stage.
+  const auto m = gpt(1, 6144, 64);
+  auto plan = plan_of(8, 1, 1, 4, 4);
+  const double s = 2048, b = 4, h = 6144, a = 64, t = 8;
+  const double sbh = s * b * h;
+  const auto activations = [&](Recompute r, bool sp) {
+    plan.recompute = r;
+    plan.parallelism.sequence = sp;
+    const auto& stage = estimate_memory(m, plan).stages[0];
+    // Remove the output head's fp32 logits and the one-layer recompute buffer: the table is per layer.
+    double head = 4 * s * b * 51200 / t;
+    double rebuilt =
+        r == Recompute::full ? (sp ? sbh / t * (34 + 5 * a * s / h) : sbh * (10 + 24 / t + 5 * a * s / (h * t))) : 0;
+    return stage.breakdown.activations.value() - head - rebuilt;
+  };
+  CHECK(activations(Recompute::none, false) == doctest::Approx(sbh * (10 + 24 / t + 5 * a * s / (h * t))));
+  CHECK(activations(Recompute::none, true) == doctest::Approx(sbh / t * (34 + 5 * a * s / h)));
+  CHECK(activations(Recompute::selective, false) == doctest::Approx(sbh * (10 + 24 / t)));
+  CHECK(activations(Recompute::selective, true) == doctest::Approx(sbh * 34 / t));
+  CHECK(activations(Recompute::full, false) == doctest::Approx(2 * sbh));
+}
+
+TEST_CASE("1F1B holds p - i micro-batches on stage i, GPipe all of them") {
+  const auto m = gpt(8, 1024, 16);
+  auto plan = plan_of(1, 4, 1, 1, 16);
+  const auto one_f_one_b = estimate_memory(m, plan);
+  REQUIRE(one_f_one_b.stages.size() == 4);
+  for (std::int64_t i = 0; i < 4; ++i)
+    CHECK(one_f_one_b.stages[static_cast<std::size_t>(i)].micro_batches_in_flight == 4 - i);
+  CHECK(one_f_one_b.peak_stage() == 0);
+  plan.pipeline_schedule = PipelineSchedule::gpipe;
+  for (const auto& s : estimate_memory(m, plan).stages) CHECK(s.micro_batches_in_flight == 16);
+}
+
+TEST_CASE("layers split evenly when they can, else embedding and output layer weigh in (BLOOM-176B)") {
+  auto plan = plan_of(4, 12, 8, 2, 2048);
+  const auto bloom = partition_layers(gpt(70, 14336, 112), plan);
+  REQUIRE(bloom.size() == 12);
+  CHECK(bloom.front().layers == 5);
+  CHECK(bloom.back().layers == 5);
+  for (std::size_t c = 1; c + 1 < bloom.size(); ++c) CHECK(bloom[c].layers == 6);
+  CHECK(bloom.front().has_embedding);
+  CHECK(bloom.back().has_output_head);
+  CHECK(bloom.back().first_layer == 65);
+
+  plan.parallelism.pipeline = 8;
+  for (const auto& chunk : partition_layers(gpt(96, 12288, 96), plan)) CHECK(chunk.layers == 12);
+
+  plan.parallelism.pipeline = 2;
+  plan.parallelism.virtual_stages = 2;
+  const auto interleaved = partition_layers(gpt(8, 1024, 16), plan);
+  REQUIRE(interleaved.size() == 4);
+  CHECK(interleaved[0].stage == 0);
+  CHECK(interleaved[1].stage == 1);
+  CHECK(interleaved[2].stage == 0);
+  CHECK(interleaved[3].stage == 1);
+
+  plan.parallelism.virtual_stages = 1;
+  plan.parallelism.stage_layers = {3, 5};
+  const auto explicit_split = partition_layers(gpt(8, 1024, 16), plan);
+  CHECK(explicit_split[0].layers == 3);
+  CHECK(explicit_split[1].layers == 5);
+  CHECK(explicit_split[1].first_layer == 3);
+}

@@ -1,0 +1,245 @@
+// model::validate: one test per consistency rule of a model and its training plan.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+
+#include <twocs/error.hpp>
+#include <twocs/model/validate.hpp>
+
+using namespace twocs;
+using namespace twocs::model;
+
+namespace {
+
+TransformerConfig gpt3_175b() {
+  TransformerConfig m;
+  m.name = "gpt3-175b";
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn_hidden = 4 * 12288;
+  m.vocab = 51200;
+  m.seq_len = 2048;
+  return m;
+}
+
+TrainingPlan megatron_plan() {
+  TrainingPlan p;
+  p.global_batch = 1536;
+  p.micro_batch = 1;
+  p.parallelism.tensor = 8;
+  p.parallelism.pipeline = 8;
+  p.parallelism.data = 16;
+  p.parallelism.sequence = true;
+  return p;
+}
+
+/// The InputError of validating `m` and `p` (std::logic_error when they pass).
+InputError error_of(const TransformerConfig& m, const TrainingPlan& p) {
+  try {
+    validate(m, p);
+  } catch (const InputError& e) {
+    return e;
+  }
+  throw std::logic_error("expected an InputError");
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+} // namespace
+
+TEST_CASE("validate: the GPT-3 175B Megatron plan passes") {
+  CHECK_NOTHROW(validate(gpt3_175b()));
+  CHECK_NOTHROW(validate(gpt3_175b(), megatron_plan()));
+}
+
+TEST_CASE("validate: every count must be positive") {
+  using Member = std::int64_t TransformerConfig::*;
+  const std::pair<Member, const char*> model_counts[] = {
+      {&TransformerConfig::layers, "model.layers"},         {&TransformerConfig::hidden, "model.hidden"},
+      {&TransformerConfig::heads, "model.heads"},           {&TransformerConfig::kv_heads, "model.kv_heads"},
+      {&TransformerConfig::ffn_hidden, "model.ffn_hidden"}, {&TransformerConfig::vocab, "model.vocab"},
+      {&TransformerConfig::seq_len, "model.seq_len"}};
+  for (const auto& [member, key] : model_counts) {
+    CAPTURE(key);
+    auto m = gpt3_175b();
+    m.*member = 0;
+    const auto e = error_of(m, megatron_plan());
+    CHECK(e.key_path() == key);
+    CHECK(e.problem() == std::string(key) + " must be positive, got 0");
+    CHECK_FALSE(e.fix().empty());
+  }
+  const std::pair<std::function<void(TrainingPlan&)>, const char*> plan_counts[] = {
+      {[](TrainingPlan& p) { p.global_batch = -1; }, "training.global_batch"},
+      {[](TrainingPlan& p) { p.micro_batch = 0; }, "training.micro_batch"},
+      {[](TrainingPlan& p) { p.parallelism.tensor = 0; }, "training.parallelism.tensor"},
+      {[](TrainingPlan& p) { p.parallelism.pipeline = 0; }, "training.parallelism.pipeline"},
+      {[](TrainingPlan& p) { p.parallelism.data = 0; }, "training.parallelism.data"},
+      {[](TrainingPlan& p) { p.parallelism.virtual_stages = 0; }, "training.parallelism.virtual_stages"}};
+  for (const auto& [change, key] : plan_counts) {
+    CAPTURE(key);
+    auto p = megatron_plan();
+    change(p);
+    CHECK(error_of(gpt3_175b(), p).key_path() == key);
+  }
+}
+
+TEST_CASE("validate: parallel degrees whose product overflows are rejected, not wrapped") {
+  auto p = megatron_plan();
+  p.parallelism.tensor = p.parallelism.pipeline = p.parallelism.data = std::int64_t{1} << 40;
+  CHECK(error_of(gpt3_175b(), p).key_path() == "training.parallelism");
+}
+
+TEST_CASE("validate: hidden must divide by heads") {
+  auto m = gpt3_175b();
+  m.heads = 100;
+  m.kv_heads = 100;
+  const auto e = error_of(m, megatron_plan());
+  CHECK(e.key_path() == "model.heads");
+  CHECK(e.problem() == "model.hidden (12288) must be divisible by model.heads (100)");
+  CHECK(contains(e.fix(), "e.g. 96 or 128"));
+}
+
+TEST_CASE("validate: heads must divide by kv_heads") {
+  auto m = gpt3_175b();
+  m.kv_heads = 7;
+  const auto e = error_of(m, megatron_plan());
+  CHECK(e.key_path() == "model.kv_heads");
+  CHECK(e.problem() == "model.heads (96) must be divisible by model.kv_heads (7)");
+  CHECK(contains(e.fix(), "e.g. 6 or 8"));
+  m.kv_heads = 8; // grouped-query attention with 12 query heads per group
+  CHECK_NOTHROW(validate(m, megatron_plan()));
+}
+
+TEST_CASE("validate: heads must divide by tensor") {
+  auto p = megatron_plan();
+  p.parallelism.tensor = 5;
+  p.parallelism.sequence = false;
+  const auto e = error_of(gpt3_175b(), p);
+  CHECK(e.key_path() == "training.parallelism.tensor");
+  CHECK(e.problem() == "model.heads (96) must be divisible by training.parallelism.tensor (5)");
+  CHECK(contains(e.fix(), "e.g. 4 or 6"));
+}
+
+TEST_CASE("validate: kv_heads must divide by tensor (grouped-query attention)") {
+  auto m = gpt3_175b();
+  m.kv_heads = 4;
+  const auto e = error_of(m, megatron_plan());
+  CHECK(e.key_path() == "training.parallelism.tensor");
+  CHECK(e.problem() == "model.kv_heads (4) must be divisible by training.parallelism.tensor (8)");
+}
+
+TEST_CASE("validate: global_batch must divide by data x micro_batch") {
+  auto p = megatron_plan();
+  p.global_batch = 1537;
+  const auto e = error_of(gpt3_175b(), p);
+  CHECK(e.key_path() == "training.global_batch");
+  CHECK(e.problem() == "training.global_batch (1537) must be divisible by data x micro_batch (16 x 1 = 16)");
+  CHECK(e.fix() == "use global_batch 1536 or 1552, or change data or micro_batch");
+  p.global_batch = 8; // smaller than one micro-batch per replica
+  CHECK(error_of(gpt3_175b(), p).fix() == "use global_batch 16, or change data or micro_batch");
+}
+
+TEST_CASE("validate: sequence parallelism needs seq_len divisible by tensor") {
+  auto m = gpt3_175b();
+  m.seq_len = 2047;
+  const auto e = error_of(m, megatron_plan());
+  CHECK(e.key_path() == "training.parallelism.sequence");
+  CHECK(
+      e.problem() ==
+      "with training.parallelism.sequence, model.seq_len (2047) must be divisible by training.parallelism.tensor (8)");
+  auto p = megatron_plan();
+  p.parallelism.sequence = false;
+  CHECK_NOTHROW(validate(m, p));
+}
+
+TEST_CASE("validate: virtual_stages > 1 needs the interleaved schedule and a pipeline") {
+  auto p = megatron_plan();
+  p.parallelism.virtual_stages = 2;
+  const auto schedule = error_of(gpt3_175b(), p);
+  CHECK(schedule.key_path() == "training.pipeline_schedule");
+  CHECK(schedule.problem() == "training.pipeline_schedule must be interleaved-1f1b for "
+                              "training.parallelism.virtual_stages = 2, not 1f1b");
+  p.pipeline_schedule = PipelineSchedule::interleaved_one_f_one_b;
+  CHECK_NOTHROW(validate(gpt3_175b(), p));
+  p.parallelism.pipeline = 1;
+  p.parallelism.data = 128;
+  const auto pipeline = error_of(gpt3_175b(), p);
+  CHECK(pipeline.key_path() == "training.parallelism.virtual_stages");
+  CHECK(pipeline.problem() == "training.parallelism.virtual_stages = 2 needs more than one pipeline stage");
+}
+
+TEST_CASE("validate: the interleaved schedule needs micro-batches divisible by pipeline (Megatron-LM)") {
+  auto p = megatron_plan();
+  p.pipeline_schedule = PipelineSchedule::interleaved_one_f_one_b;
+  p.parallelism.virtual_stages = 2;
+  p.global_batch = 16 * 12; // 12 micro-batches per replica, pipeline 8
+  const auto e = error_of(gpt3_175b(), p);
+  CHECK(e.key_path() == "training.global_batch");
+  CHECK(contains(e.problem(),
+                 "(global_batch / (data x micro_batch) = 12) divisible by training.parallelism.pipeline (8)"));
+  CHECK(e.fix() == "use global_batch 128 or 256, or pipeline_schedule: 1f1b");
+  p.pipeline_schedule = PipelineSchedule::one_f_one_b;
+  p.parallelism.virtual_stages = 1;
+  CHECK_NOTHROW(validate(gpt3_175b(), p)); // 1F1B has no such rule
+}
+
+TEST_CASE("validate: every model chunk needs a layer; layers need not divide evenly") {
+  auto m = gpt3_175b();
+  m.layers = 70; // BLOOM-176B: 70 layers on 12 stages
+  auto p = megatron_plan();
+  p.parallelism.pipeline = 12;
+  p.parallelism.data = 8;
+  CHECK_NOTHROW(validate(m, p));
+  m.layers = 6;
+  const auto e = error_of(m, p);
+  CHECK(e.key_path() == "training.parallelism.pipeline");
+  CHECK(contains(e.problem(), "model.layers (6) is fewer than the pipeline's model chunks (pipeline 12 x "
+                              "virtual_stages 1 = 12)"));
+}
+
+TEST_CASE("validate: stage_layers has one positive entry per model chunk, summing to layers") {
+  auto p = megatron_plan();
+  p.parallelism.stage_layers = {12, 12, 12, 12, 12, 12, 12, 12};
+  CHECK_NOTHROW(validate(gpt3_175b(), p));
+  p.parallelism.stage_layers = {11, 13, 12, 12, 12, 12, 12, 12};
+  CHECK_NOTHROW(validate(gpt3_175b(), p));
+
+  p.parallelism.stage_layers = {48, 48};
+  auto e = error_of(gpt3_175b(), p);
+  CHECK(e.key_path() == "training.parallelism.stage_layers");
+  CHECK(contains(e.problem(), "lists 2 stages but the pipeline has 8 model chunks"));
+
+  p.parallelism.stage_layers = {0, 24, 12, 12, 12, 12, 12, 12};
+  e = error_of(gpt3_175b(), p);
+  CHECK(e.problem() == "training.parallelism.stage_layers[0] is 0: every model chunk needs at least one layer");
+
+  p.parallelism.stage_layers = {12, 12, 12, 12, 12, 12, 12, 11};
+  e = error_of(gpt3_175b(), p);
+  CHECK(e.problem() == "training.parallelism.stage_layers must add up to model.layers (96), but adds up to 95");
+
+  p.parallelism.stage_layers = {12, 12, 12, 12, 12, 12, 12, INT64_MAX};
+  e = error_of(gpt3_175b(), p);
+  CHECK(e.problem() == "training.parallelism.stage_layers adds up to more than model.layers (96)");
+
+  p.parallelism.virtual_stages = 2;
+  p.pipeline_schedule = PipelineSchedule::interleaved_one_f_one_b;
+  p.parallelism.stage_layers.assign(16, 6);
+  CHECK_NOTHROW(validate(gpt3_175b(), p));
+}
+
+TEST_CASE("validate: the vocabulary need not divide by tensor (Megatron pads it)") {
+  auto m = gpt3_175b();
+  m.vocab = 50257; // GPT-2's vocabulary, prime to 8
+  CHECK_NOTHROW(validate(m, megatron_plan()));
+}
+
+TEST_CASE("validate: optimizer sharding is allowed without data parallelism") {
+  auto p = megatron_plan();
+  p.parallelism.data = 1;
+  p.global_batch = 96;
+  p.optimizer.sharding = OptimizerSharding::full;
+  CHECK_NOTHROW(validate(gpt3_175b(), p));
+}
