@@ -43,9 +43,9 @@ struct Task {
   Stream stream = Stream::compute;
   model::CommGroup group = model::CommGroup::tensor; // transfers only
   model::Pass pass = model::Pass::forward;
-  DeviceId device = 0;        // the device computing, or the sender of a transfer
-  DeviceId peer = -1;         // the receiver of a transfer; -1 for compute
-  std::int32_t layer = -1;    // transformer layer, -1 for embedding, head, optimizer
+  DeviceId device = 0;     // the device computing, or the sender of a transfer
+  DeviceId peer = -1;      // the receiver of a transfer; -1 for compute
+  std::int32_t layer = -1; // transformer layer, -1 for embedding, head, optimizer
   std::int32_t micro_batch = -1;
   std::int32_t collective = -1; // collective instance this transfer belongs to
   std::int32_t step = -1;       // step of the collective's algorithm
@@ -81,13 +81,13 @@ public:
   [[nodiscard]] const Graph& graph() const { return graph_; }
 
   /// Calls f(successor) for every task that waits on `id`.
-  template <class F>
-  void for_each_successor(TaskId id, F&& f) const {
-    for (auto [it, end] = boost::out_edges(id, graph_); it != end; ++it) f(static_cast<TaskId>(boost::target(*it, graph_)));
+  template <class F> void for_each_successor(TaskId id, F&& f) const {
+    for (auto [it, end] = boost::out_edges(id, graph_); it != end; ++it)
+      f(static_cast<TaskId>(boost::target(*it, graph_)));
   }
-  template <class F>
-  void for_each_predecessor(TaskId id, F&& f) const {
-    for (auto [it, end] = boost::in_edges(id, graph_); it != end; ++it) f(static_cast<TaskId>(boost::source(*it, graph_)));
+  template <class F> void for_each_predecessor(TaskId id, F&& f) const {
+    for (auto [it, end] = boost::in_edges(id, graph_); it != end; ++it)
+      f(static_cast<TaskId>(boost::source(*it, graph_)));
   }
 
   /// A readable name: label plus layer and micro-batch, e.g. "attn.qkv L3 mb1".

@@ -1,0 +1,65 @@
+// Collectives lowered to point-to-point transfers between the participating devices.
+//
+// Ring algorithms (Patarasuk & Yuan, JPDC 2009; NCCL's ring): n devices in a ring, the buffer
+// cut into n chunks; in each step every device sends one chunk to its successor.
+//   reduce-scatter: n - 1 steps;  all-gather: n - 1 steps;  all-reduce: both, 2 (n - 1) steps.
+// On an idle network with bandwidth B and latency L per hop, an all-reduce of S bytes takes
+// 2 (n - 1) / n * S / B + 2 (n - 1) L. The reduction itself is fused into the transfer (NCCL's
+// reduce-copy runs on data as it arrives, at HBM speed, well above link speed), so it adds no time.
+//
+// A collective is lowered once, by whichever participant reaches it first; every participant
+// then joins with the tasks it must finish first (its data, its previous work on the stream)
+// and learns which tasks complete its part.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <twocs/lowering/task_graph.hpp>
+
+namespace twocs::lowering {
+
+struct CollectiveSpec {
+  model::Collective kind = model::Collective::all_reduce;
+  model::CommGroup group = model::CommGroup::tensor;
+  model::Pass pass = model::Pass::forward;
+  units::Bytes size;       // per device: all-reduce and reduce-scatter input, all-gather output
+  std::uint32_t label = 0; // TaskGraph label of the transfers
+  std::int32_t layer = -1;
+  std::int32_t micro_batch = -1;
+};
+
+/// The number of ring steps and the bytes each device sends per step.
+struct RingPlan {
+  int steps = 0;
+  units::Bytes chunk;
+};
+[[nodiscard]] RingPlan ring_plan(model::Collective kind, std::size_t devices, units::Bytes size);
+
+class CollectiveInstance {
+public:
+  /// Lowers `spec` over `devices` (in ring order; for send_recv: sender, receiver) into `graph`.
+  CollectiveInstance(TaskGraph& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
+                     std::int32_t instance_id);
+
+  /// `device` takes part once `entry` has finished; returns the tasks after which its part is
+  /// done (its last send and its last receive). With one device there is nothing to do and the
+  /// entry is returned unchanged.
+  [[nodiscard]] std::vector<TaskId> join(TaskGraph& graph, DeviceId device, std::span<const TaskId> entry);
+
+  [[nodiscard]] bool all_joined() const { return joined_ == devices_.size(); }
+  [[nodiscard]] const std::vector<DeviceId>& devices() const { return devices_; }
+
+private:
+  [[nodiscard]] std::size_t position_of(DeviceId device) const;
+  [[nodiscard]] TaskId transfer(int step, std::size_t position) const;
+
+  std::vector<DeviceId> devices_;
+  int steps_ = 0;
+  std::size_t senders_ = 0;       // devices that send in each step: n for a ring, 1 for send_recv
+  std::vector<TaskId> transfers_; // [step * senders + position]: from devices_[position] to its successor
+  std::size_t joined_ = 0;
+};
+
+} // namespace twocs::lowering

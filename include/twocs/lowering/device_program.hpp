@@ -1,0 +1,101 @@
+// Builds one device's part of the task DAG in program order, as a framework would issue it:
+// compute kernels in order on the compute stream, collectives in order on their communication
+// stream, and the waits between them. Collectives are matched across devices through a shared
+// registry: members of a group issue that group's collectives in the same order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include <twocs/lowering/collective.hpp>
+#include <twocs/lowering/task_graph.hpp>
+
+namespace twocs::lowering {
+
+/// The collectives some members of a group have issued and others not yet.
+class CollectiveRegistry {
+public:
+  explicit CollectiveRegistry(TaskGraph& graph) : graph_(graph) {}
+
+  /// Joins `device` to the `sequence`-th collective of its group (identified by `group_kind` and
+  /// the group's first device), lowering it when `device` is the first member to get there.
+  [[nodiscard]] std::vector<TaskId> join(const CollectiveSpec& spec, const std::vector<DeviceId>& devices,
+                                         std::uint32_t sequence, DeviceId device, std::span<const TaskId> entry);
+
+  /// Matched point-to-point transfer: the message tagged `tag` from `from` to `to`.
+  [[nodiscard]] std::vector<TaskId> join_transfer(const CollectiveSpec& spec, DeviceId from, DeviceId to,
+                                                  std::uint32_t tag, DeviceId device, std::span<const TaskId> entry);
+
+  /// Collectives some members never joined (a lowering bug if non-zero at the end).
+  [[nodiscard]] std::size_t pending() const { return pending_.size(); }
+
+private:
+  using Key = std::tuple<int, DeviceId, DeviceId, std::uint32_t>;
+  std::vector<TaskId> join_key(const Key& key, const CollectiveSpec& spec, const std::vector<DeviceId>& devices,
+                               DeviceId device, std::span<const TaskId> entry);
+
+  TaskGraph& graph_;
+  std::map<Key, std::unique_ptr<CollectiveInstance>> pending_;
+  std::int32_t next_instance_ = 0;
+};
+
+/// When the compute stream needs a collective's result.
+struct CollectiveWait {
+  /// Compute kernels that may run before the result is needed; the next one waits.
+  int overlapped_ops = 0;
+  /// Nothing waits until wait_for_stream() is called for its stream (gradient buckets).
+  bool deferred = false;
+};
+
+class DeviceProgram {
+public:
+  DeviceProgram(TaskGraph& graph, CollectiveRegistry& registry, DeviceId device);
+
+  /// Appends a kernel to the compute stream; returns its task.
+  TaskId compute(Task task);
+
+  /// Issues the device's part of a collective over `devices` (which include this device) on
+  /// the group's communication stream, after the latest compute kernel and `also_after`.
+  void collective(const CollectiveSpec& spec, const std::vector<DeviceId>& devices, CollectiveWait wait,
+                  std::span<const TaskId> also_after = {});
+
+  /// Point-to-point messages between pipeline stages, matched by `tag` (which tensor of which
+  /// micro-batch). A send leaves after the latest compute kernel; a receive is posted at this
+  /// point of the program. Messages posted together run concurrently (batched isend/irecv, as
+  /// Megatron-LM does), and the next compute kernel waits for all of them.
+  void send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag);
+  /// Returns the transfer, so that work on the received data can wait for it.
+  std::vector<TaskId> receive(const CollectiveSpec& spec, DeviceId from, std::uint32_t tag);
+
+  /// The next compute kernel waits for every collective issued so far on `stream`.
+  void wait_for_stream(Stream stream);
+
+  [[nodiscard]] DeviceId device() const { return device_; }
+  [[nodiscard]] std::optional<TaskId> last_compute() const { return last_compute_; }
+
+private:
+  struct PendingWait {
+    std::vector<TaskId> tasks;
+    Stream stream;
+    int remaining;
+    bool deferred;
+  };
+  std::vector<TaskId> entry_for(Stream stream) const;
+  std::vector<TaskId> point_to_point_entry() const;
+  void add_wait(std::vector<TaskId> tasks, Stream stream, CollectiveWait wait);
+
+  TaskGraph& graph_;
+  CollectiveRegistry& registry_;
+  DeviceId device_;
+  std::optional<TaskId> last_compute_;
+  std::array<std::vector<TaskId>, stream_count> stream_tail_;
+  std::vector<PendingWait> waits_;
+  std::map<std::pair<int, DeviceId>, std::uint32_t> group_sequence_; // (group kind, first device) -> next
+};
+
+} // namespace twocs::lowering

@@ -1,0 +1,39 @@
+// Where each rank of a 3-D parallel plan sits and which groups it belongs to. Megatron-LM
+// order: tensor-parallel ranks are adjacent (inside a node), then data-parallel, then pipeline
+// (rank = tp + t * (dp + d * pp); Narayanan et al. SC'21, section 3.3 places tensor parallelism
+// within a multi-GPU server).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <twocs/lowering/task_graph.hpp>
+#include <twocs/model/training_plan.hpp>
+
+namespace twocs::lowering {
+
+struct RankCoordinates {
+  std::int64_t tensor = 0;
+  std::int64_t data = 0;
+  std::int64_t pipeline = 0;
+};
+
+class RankLayout {
+public:
+  RankLayout(std::int64_t tensor, std::int64_t data, std::int64_t pipeline);
+  explicit RankLayout(const model::Parallelism& p) : RankLayout(p.tensor, p.data, p.pipeline) {}
+
+  [[nodiscard]] std::int64_t world_size() const { return tensor_ * data_ * pipeline_; }
+  [[nodiscard]] DeviceId rank(const RankCoordinates& c) const;
+  [[nodiscard]] RankCoordinates coordinates(DeviceId rank) const;
+
+  /// The devices of `rank`'s group along one dimension, in ring order (by index in that dimension).
+  [[nodiscard]] std::vector<DeviceId> group(DeviceId rank, model::CommGroup dimension) const;
+
+private:
+  std::int64_t tensor_;
+  std::int64_t data_;
+  std::int64_t pipeline_;
+};
+
+} // namespace twocs::lowering

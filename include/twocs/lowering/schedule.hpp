@@ -1,0 +1,33 @@
+// The order in which one pipeline stage runs forward and backward passes of its micro-batches
+// (Megatron-LM's schedules; Narayanan et al. SC'21, section 2.2):
+//   gpipe:            all forwards, then all backwards (Huang et al. 2019);
+//   1f1b:             p - i - 1 warm-up forwards on stage i, then one forward / one backward,
+//                     then the remaining backwards (PipeDream-Flush; Narayanan et al. 2021);
+//   interleaved-1f1b: v model chunks per stage, 2 (p - i - 1) + (v - 1) p warm-up forwards,
+//                     chunks taken in groups of p micro-batches.
+// With p = 1 every schedule is forward then backward per micro-batch (gradient accumulation).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <twocs/model/training_plan.hpp>
+
+namespace twocs::lowering {
+
+enum class WorkKind { forward, backward };
+
+struct WorkItem {
+  WorkKind kind = WorkKind::forward;
+  std::int64_t micro_batch = 0;
+  std::int64_t chunk = 0; // model chunk of this stage, 0 .. v - 1 (global chunk = chunk * p + stage)
+  /// Activations and gradients are exchanged with the neighbouring stages after this item, in
+  /// one batch: what the items since the last exchange produced, and what the items up to the
+  /// next exchange need (Megatron-LM's batched p2p calls: send_forward_recv_backward for 1F1B,
+  /// send_forward_backward_recv_forward_backward after each forward-backward pair when interleaved).
+  bool exchange_after = true;
+};
+
+[[nodiscard]] std::vector<WorkItem> pipeline_schedule(const model::TrainingPlan& plan, std::int64_t stage);
+
+} // namespace twocs::lowering

@@ -1,0 +1,86 @@
+#include <twocs/lowering/collective.hpp>
+
+#include <algorithm>
+#include <cassert>
+
+namespace twocs::lowering {
+
+RingPlan ring_plan(model::Collective kind, std::size_t devices, units::Bytes size) {
+  if (devices <= 1) return {0, units::Bytes(0)};
+  const int n = static_cast<int>(devices);
+  switch (kind) {
+  case model::Collective::all_reduce: return {2 * (n - 1), size / static_cast<double>(n)};
+  case model::Collective::reduce_scatter:
+  case model::Collective::all_gather: return {n - 1, size / static_cast<double>(n)};
+  case model::Collective::send_recv: return {1, size};
+  }
+  return {0, units::Bytes(0)};
+}
+
+CollectiveInstance::CollectiveInstance(TaskGraph& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
+                                       std::int32_t instance_id)
+    : devices_(std::move(devices)) {
+  assert(spec.kind != model::Collective::send_recv || devices_.size() == 2);
+  const std::size_t n = devices_.size();
+  const RingPlan plan = ring_plan(spec.kind, n, spec.size);
+  steps_ = plan.steps;
+  // A send_recv has one transfer, from the first device to the second; a ring has n per step.
+  senders_ = spec.kind == model::Collective::send_recv ? 1 : n;
+  const std::size_t senders = senders_;
+  Task task;
+  task.kind = TaskKind::transfer;
+  task.stream = stream_for(spec.group);
+  task.group = spec.group;
+  task.pass = spec.pass;
+  task.layer = spec.layer;
+  task.micro_batch = spec.micro_batch;
+  task.collective = instance_id;
+  task.label = spec.label;
+  task.bytes = plan.chunk;
+  transfers_.reserve(static_cast<std::size_t>(steps_) * senders);
+  for (int step = 0; step < steps_; ++step) {
+    for (std::size_t i = 0; i < senders; ++i) {
+      task.step = step;
+      task.device = devices_[i];
+      task.peer = devices_[(i + 1) % n];
+      const TaskId id = graph.add_task(task);
+      transfers_.push_back(id);
+      if (step == 0) continue;
+      // The chunk device i forwards arrived in the previous step from its predecessor, and
+      // device i sends one chunk at a time.
+      graph.add_dependency(transfer(step - 1, (i + n - 1) % n), id);
+      graph.add_dependency(transfer(step - 1, i), id);
+    }
+  }
+}
+
+std::size_t CollectiveInstance::position_of(DeviceId device) const {
+  const auto it = std::find(devices_.begin(), devices_.end(), device);
+  assert(it != devices_.end() && "device does not take part in this collective");
+  return static_cast<std::size_t>(it - devices_.begin());
+}
+
+TaskId CollectiveInstance::transfer(int step, std::size_t position) const {
+  return transfers_[static_cast<std::size_t>(step) * senders_ + position];
+}
+
+std::vector<TaskId> CollectiveInstance::join(TaskGraph& graph, DeviceId device, std::span<const TaskId> entry) {
+  ++joined_;
+  assert(joined_ <= devices_.size());
+  if (steps_ == 0) return {entry.begin(), entry.end()};
+  const std::size_t n = devices_.size();
+  const std::size_t i = position_of(device);
+  if (senders_ == 1) { // send_recv: the transfer waits for both ends (a blocking, matched send and receive)
+    for (TaskId e : entry) graph.add_dependency(e, transfers_[0]);
+    return {transfers_[0]};
+  }
+  // Device i sends in step 0 and receives from its predecessor in step 0: both wait for it.
+  const std::size_t predecessor = (i + n - 1) % n;
+  for (TaskId e : entry) {
+    graph.add_dependency(e, transfer(0, i));
+    graph.add_dependency(e, transfer(0, predecessor));
+  }
+  return {transfer(steps_ - 1, i), transfer(steps_ - 1, predecessor)};
+}
+
+} // namespace twocs::lowering

@@ -1,0 +1,101 @@
+#include <twocs/lowering/device_program.hpp>
+
+#include <algorithm>
+#include <cassert>
+
+namespace twocs::lowering {
+
+std::vector<TaskId> CollectiveRegistry::join_key(const Key& key, const CollectiveSpec& spec,
+                                                 const std::vector<DeviceId>& devices, DeviceId device,
+                                                 std::span<const TaskId> entry) {
+  auto it = pending_.find(key);
+  if (it == pending_.end())
+    it = pending_.emplace(key, std::make_unique<CollectiveInstance>(graph_, spec, devices, next_instance_++)).first;
+  assert(it->second->devices() == devices && "members of a group disagree on its collectives");
+  std::vector<TaskId> done = it->second->join(graph_, device, entry);
+  if (it->second->all_joined()) pending_.erase(it);
+  return done;
+}
+
+std::vector<TaskId> CollectiveRegistry::join(const CollectiveSpec& spec, const std::vector<DeviceId>& devices,
+                                             std::uint32_t sequence, DeviceId device, std::span<const TaskId> entry) {
+  return join_key({static_cast<int>(spec.group), devices.front(), -1, sequence}, spec, devices, device, entry);
+}
+
+std::vector<TaskId> CollectiveRegistry::join_transfer(const CollectiveSpec& spec, DeviceId from, DeviceId to,
+                                                      std::uint32_t tag, DeviceId device,
+                                                      std::span<const TaskId> entry) {
+  return join_key({-1, from, to, tag}, spec, {from, to}, device, entry);
+}
+
+DeviceProgram::DeviceProgram(TaskGraph& graph, CollectiveRegistry& registry, DeviceId device)
+    : graph_(graph), registry_(registry), device_(device) {}
+
+TaskId DeviceProgram::compute(Task task) {
+  task.kind = TaskKind::compute;
+  task.stream = Stream::compute;
+  task.device = device_;
+  task.peer = -1;
+  const TaskId id = graph_.add_task(task);
+  if (last_compute_) graph_.add_dependency(*last_compute_, id);
+  // Collect the waits that fall due at this kernel; count down the overlapped ones.
+  auto due = std::stable_partition(waits_.begin(), waits_.end(),
+                                   [](const PendingWait& w) { return w.deferred || w.remaining > 0; });
+  for (auto it = due; it != waits_.end(); ++it)
+    for (TaskId t : it->tasks) graph_.add_dependency(t, id);
+  waits_.erase(due, waits_.end());
+  for (auto& w : waits_)
+    if (!w.deferred) --w.remaining;
+  last_compute_ = id;
+  return id;
+}
+
+std::vector<TaskId> DeviceProgram::entry_for(Stream stream) const {
+  std::vector<TaskId> entry = stream_tail_[static_cast<std::size_t>(stream)];
+  if (last_compute_) entry.push_back(*last_compute_);
+  return entry;
+}
+
+void DeviceProgram::add_wait(std::vector<TaskId> tasks, Stream stream, CollectiveWait wait) {
+  if (tasks.empty()) return;
+  waits_.push_back({std::move(tasks), stream, wait.overlapped_ops, wait.deferred});
+}
+
+void DeviceProgram::collective(const CollectiveSpec& spec, const std::vector<DeviceId>& devices, CollectiveWait wait,
+                               std::span<const TaskId> also_after) {
+  assert(std::find(devices.begin(), devices.end(), device_) != devices.end());
+  if (devices.size() <= 1) return; // a group of one has nothing to exchange
+  const Stream stream = stream_for(spec.group);
+  auto& sequence = group_sequence_[{static_cast<int>(spec.group), devices.front()}];
+  auto entry = entry_for(stream);
+  entry.insert(entry.end(), also_after.begin(), also_after.end());
+  std::vector<TaskId> done = registry_.join(spec, devices, sequence++, device_, entry);
+  stream_tail_[static_cast<std::size_t>(stream)] = done;
+  add_wait(std::move(done), stream, wait);
+}
+
+std::vector<TaskId> DeviceProgram::point_to_point_entry() const {
+  if (last_compute_) return {*last_compute_};
+  return {};
+}
+
+void DeviceProgram::send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag) {
+  std::vector<TaskId> done = registry_.join_transfer(spec, device_, to, tag, device_, point_to_point_entry());
+  add_wait(std::move(done), stream_for(spec.group), {});
+}
+
+std::vector<TaskId> DeviceProgram::receive(const CollectiveSpec& spec, DeviceId from, std::uint32_t tag) {
+  std::vector<TaskId> done = registry_.join_transfer(spec, from, device_, tag, device_, point_to_point_entry());
+  add_wait(done, stream_for(spec.group), {});
+  return done;
+}
+
+void DeviceProgram::wait_for_stream(Stream stream) {
+  for (auto& w : waits_)
+    if (w.stream == stream) {
+      w.deferred = false;
+      w.remaining = 0;
+    }
+}
+
+} // namespace twocs::lowering

@@ -1,0 +1,40 @@
+#include "gradient_sync.hpp"
+
+namespace twocs::lowering::detail {
+
+GradientSync::GradientSync(TaskGraph& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group)
+    : data_group_(std::move(data_group)), overlap_(plan.overlap.dp_grad_reduce),
+      bucket_capacity_(plan.overlap.bucket_size), element_size_(plan.dtype == model::Dtype::fp32 ? 4.0 : 2.0),
+      kind_(plan.optimizer.sharding == model::OptimizerSharding::none ? model::Collective::all_reduce
+                                                                      : model::Collective::reduce_scatter),
+      label_(graph.intern_label(kind_ == model::Collective::all_reduce ? "grad.all_reduce" : "grad.reduce_scatter")) {}
+
+void GradientSync::reduce(DeviceProgram& program, units::Bytes size) {
+  if (size.value() <= 0) return;
+  CollectiveSpec spec;
+  spec.kind = kind_;
+  spec.group = model::CommGroup::data;
+  spec.pass = model::Pass::backward;
+  spec.size = size;
+  spec.label = label_;
+  program.collective(spec, data_group_, CollectiveWait{0, true});
+}
+
+void GradientSync::on_gradients_ready(DeviceProgram& program, std::int64_t parameters) {
+  open_bucket_ += units::Bytes(static_cast<double>(parameters) * element_size_);
+  if (open_bucket_ >= bucket_capacity_) {
+    reduce(program, open_bucket_);
+    open_bucket_ = units::Bytes(0);
+  }
+}
+
+void GradientSync::flush(DeviceProgram& program) {
+  reduce(program, open_bucket_);
+  open_bucket_ = units::Bytes(0);
+}
+
+void GradientSync::reduce_all(DeviceProgram& program, std::int64_t parameters) {
+  reduce(program, units::Bytes(static_cast<double>(parameters) * element_size_));
+}
+
+} // namespace twocs::lowering::detail

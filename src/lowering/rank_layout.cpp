@@ -1,0 +1,40 @@
+#include <twocs/lowering/rank_layout.hpp>
+
+#include <cassert>
+
+namespace twocs::lowering {
+
+RankLayout::RankLayout(std::int64_t tensor, std::int64_t data, std::int64_t pipeline)
+    : tensor_(tensor), data_(data), pipeline_(pipeline) {
+  assert(tensor >= 1 && data >= 1 && pipeline >= 1);
+}
+
+DeviceId RankLayout::rank(const RankCoordinates& c) const {
+  assert(c.tensor < tensor_ && c.data < data_ && c.pipeline < pipeline_);
+  return static_cast<DeviceId>(c.tensor + tensor_ * (c.data + data_ * c.pipeline));
+}
+
+RankCoordinates RankLayout::coordinates(DeviceId rank) const {
+  assert(rank >= 0 && rank < world_size());
+  const std::int64_t r = rank;
+  return {r % tensor_, (r / tensor_) % data_, r / (tensor_ * data_)};
+}
+
+std::vector<DeviceId> RankLayout::group(DeviceId rank, model::CommGroup dimension) const {
+  RankCoordinates c = coordinates(rank);
+  std::vector<DeviceId> members;
+  switch (dimension) {
+  case model::CommGroup::tensor:
+    for (c.tensor = 0; c.tensor < tensor_; ++c.tensor) members.push_back(this->rank(c));
+    break;
+  case model::CommGroup::data:
+    for (c.data = 0; c.data < data_; ++c.data) members.push_back(this->rank(c));
+    break;
+  case model::CommGroup::pipeline:
+    for (c.pipeline = 0; c.pipeline < pipeline_; ++c.pipeline) members.push_back(this->rank(c));
+    break;
+  }
+  return members;
+}
+
+} // namespace twocs::lowering

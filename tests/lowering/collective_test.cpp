@@ -1,0 +1,93 @@
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include <twocs/lowering/collective.hpp>
+#include <twocs/lowering/device_program.hpp>
+
+using namespace twocs;
+using namespace twocs::lowering;
+
+namespace {
+
+CollectiveSpec spec_of(model::Collective kind, double bytes, TaskGraph& graph) {
+  CollectiveSpec spec;
+  spec.kind = kind;
+  spec.group = model::CommGroup::tensor;
+  spec.size = units::Bytes(bytes);
+  spec.label = graph.intern_label("test.collective");
+  return spec;
+}
+
+} // namespace
+
+TEST_CASE("ring plans: 2(n-1) steps of S/n for all-reduce, n-1 for reduce-scatter and all-gather") {
+  const units::Bytes s(1200);
+  CHECK(ring_plan(model::Collective::all_reduce, 4, s).steps == 6);
+  CHECK(ring_plan(model::Collective::all_reduce, 4, s).chunk == units::Bytes(300));
+  CHECK(ring_plan(model::Collective::reduce_scatter, 4, s).steps == 3);
+  CHECK(ring_plan(model::Collective::all_gather, 3, s).chunk == units::Bytes(400));
+  CHECK(ring_plan(model::Collective::all_reduce, 1, s).steps == 0);
+  CHECK(ring_plan(model::Collective::send_recv, 2, s).chunk == s);
+}
+
+TEST_CASE("a ring all-reduce is n transfers per step, each forwarding what arrived in the step before") {
+  for (int n : {2, 3, 8}) {
+    CAPTURE(n);
+    TaskGraph graph(n);
+    std::vector<DeviceId> devices;
+    for (int i = 0; i < n; ++i) devices.push_back(i);
+    CollectiveInstance ring(graph, spec_of(model::Collective::all_reduce, 8000, graph), devices, 0);
+    CHECK(graph.size() == static_cast<std::size_t>(2 * (n - 1) * n));
+    for (TaskId id = 0; id < graph.size(); ++id) {
+      const Task& t = graph.task(id);
+      CHECK(t.is_transfer());
+      CHECK(t.peer == (t.device + 1) % n);
+      CHECK(t.bytes.value() == doctest::Approx(8000.0 / n));
+      CHECK(t.stream == Stream::tensor_comm);
+      CHECK(graph.predecessor_count(id) == (t.step == 0 ? 0u : 2u));
+      // Step k from device i forwards what came from i - 1 in step k - 1, after i's own send of step k - 1.
+      std::set<std::pair<int, DeviceId>> expected, actual;
+      if (t.step > 0) expected = {{t.step - 1, (t.device + n - 1) % n}, {t.step - 1, t.device}};
+      graph.for_each_predecessor(id, [&](TaskId p) { actual.insert({graph.task(p).step, graph.task(p).device}); });
+      CHECK(actual == expected);
+    }
+    // Everyone joins with an entry task: step 0 then waits for both ends.
+    std::vector<TaskId> entries;
+    for (int i = 0; i < n; ++i) {
+      Task c;
+      c.device = i;
+      entries.push_back(graph.add_task(c));
+    }
+    for (int i = 0; i < n; ++i) {
+      const auto done = ring.join(graph, i, std::span<const TaskId>(&entries[static_cast<std::size_t>(i)], 1));
+      CHECK(done.size() == 2); // its last send and its last receive
+      for (TaskId d : done) CHECK(graph.task(d).step == 2 * (n - 1) - 1);
+    }
+    CHECK(ring.all_joined());
+    CHECK(graph.is_acyclic());
+    for (TaskId id = 0; id < static_cast<TaskId>(2 * (n - 1) * n); ++id)
+      if (graph.task(id).step == 0) CHECK(graph.predecessor_count(id) == 2u);
+  }
+}
+
+TEST_CASE("device programs chain their compute kernels and wait for collectives where told") {
+  TaskGraph graph(2);
+  CollectiveRegistry registry(graph);
+  DeviceProgram a(graph, registry, 0), b(graph, registry, 1);
+  const auto spec = spec_of(model::Collective::all_reduce, 1000, graph);
+  std::vector<TaskId> after_a, after_b;
+  for (auto* program : {&a, &b}) {
+    Task t;
+    program->compute(t);
+    program->collective(spec, {0, 1}, CollectiveWait{1, false}); // overlaps one kernel
+    const TaskId overlapped = program->compute(t);
+    const TaskId waiting = program->compute(t);
+    (program == &a ? after_a : after_b) = {overlapped, waiting};
+  }
+  CHECK(registry.pending() == 0);
+  CHECK(graph.is_acyclic());
+  // The overlapped kernel depends only on its predecessor kernel; the next one also on the collective.
+  CHECK(graph.predecessor_count(after_a[0]) == 1);
+  CHECK(graph.predecessor_count(after_a[1]) == 3); // previous kernel + last send + last receive
+}
