@@ -16,7 +16,7 @@ struct EngineOptions {
 };
 
 struct EngineStats {
-  std::uint64_t activities = 0;      // SimGrid activities created (tasks that needed one)
+  std::uint64_t activities = 0; // SimGrid activities created (tasks that needed one)
   std::uint64_t peak_live_activities = 0;
 };
 

@@ -35,16 +35,20 @@ struct FatTreeShape {
   std::vector<unsigned> parallel;
 
   [[nodiscard]] std::int64_t leaves() const;
+  /// Links down over links up at a leaf switch: k/p for two levels (p = round(k / requested
+  /// oversubscription), at least 1, so the effective value may differ from the requested one);
+  /// 1 for a single switch.
+  [[nodiscard]] double oversubscription() const;
 };
 
 struct Topology {
   std::string name;
-  std::int64_t devices = 0;          // devices simulated (the world size)
+  std::int64_t devices = 0; // devices simulated (the world size)
   std::int64_t devices_per_node = 1;
-  std::int64_t nodes = 0;            // nodes holding those devices
-  LinkModel device_link;             // device <-> node switch, each direction; two hops per route
-  LinkModel nic_link;                // device NIC <-> network, each direction; two hops per route
-  LinkModel fabric_link;             // every fat-tree link, each direction
+  std::int64_t nodes = 0; // nodes holding those devices
+  LinkModel device_link;  // device <-> node switch, each direction; two hops per route
+  LinkModel nic_link;     // device NIC <-> network, each direction; two hops per route
+  LinkModel fabric_link;  // every fat-tree link, each direction
   FatTreeShape fabric;
 
   [[nodiscard]] std::int64_t node_of(std::int64_t device) const { return device / devices_per_node; }

@@ -1,0 +1,172 @@
+#include "frontier.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <functional>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Activity.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Exec.hpp>
+
+#include "platform_builder.hpp"
+
+namespace twocs::engine::detail {
+namespace {
+
+namespace sg = simgrid::s4u;
+using lowering::TaskId;
+
+/// Payload of a transfer in whole bytes, as SimGrid counts them.
+std::uint64_t payload_bytes(const lowering::Task& task) {
+  assert(task.bytes.value() >= 0 && std::isfinite(task.bytes.value()));
+  return static_cast<std::uint64_t>(std::llround(task.bytes.value()));
+}
+
+bool costs_nothing(const lowering::Task& task) {
+  if (task.is_transfer()) return payload_bytes(task) == 0;
+  assert(task.duration.value() >= 0 && std::isfinite(task.duration.value()));
+  return task.duration.value() <= 0;
+}
+
+class Frontier final : public SimulationListener {
+public:
+  Frontier(const lowering::TaskGraph& graph, const std::vector<sg::Host*>& hosts, EngineSession& session)
+      : graph_(graph), hosts_(hosts), session_(session), waiting_on_(graph.size()), ids_(graph.size()),
+        live_(graph.size()), timings_(graph.size()), done_(graph.size(), false) {
+    for (TaskId id = 0; id < graph.size(); ++id) {
+      waiting_on_[id] = static_cast<std::uint32_t>(graph.predecessor_count(id));
+      ids_[id] = id;
+    }
+  }
+
+  ~Frontier() { session_.detach(); }
+
+  Timeline run(EngineStats* stats) {
+    session_.attach(*this);
+    // Sources in id order, so identical inputs start identical activities in identical order.
+    for (TaskId id = 0; id < graph_.size(); ++id)
+      if (waiting_on_[id] == 0) make_ready(id);
+    complete_inline_tasks();
+    session_.run();
+    session_.detach();
+    completed_.clear();
+    if (stats != nullptr) *stats = {activities_, peak_live_};
+    check_all_finished();
+    return timeline();
+  }
+
+  void on_activity_completed(const sg::Activity& activity) override {
+    const auto* slot = activity.get_data<const TaskId>();
+    if (!owns(slot)) return; // an activity of no simulation of ours
+    const TaskId id = *slot;
+    assert(activity.get_state() == sg::Activity::State::FINISHED && live_[id]);
+    finish(id, {session_.since_start(activity.get_start_time()), session_.since_start(activity.get_finish_time())});
+    // Releasing the last reference inside the activity's own completion callback crashes 3.32:
+    // keep it until the clock moves on.
+    completed_.push_back(std::move(live_[id]));
+    --live_count_;
+    release_successors(id);
+    complete_inline_tasks();
+  }
+
+  void on_time_advanced() override { completed_.clear(); }
+
+private:
+  [[nodiscard]] bool owns(const TaskId* slot) const {
+    return slot != nullptr && std::less_equal<>()(ids_.data(), slot) && std::less<>()(slot, ids_.data() + ids_.size());
+  }
+
+  void make_ready(TaskId id) {
+    const lowering::Task& task = graph_.task(id);
+    if (costs_nothing(task)) {
+      inline_ready_.push_back(id);
+      return;
+    }
+    sg::ActivityPtr activity;
+    if (task.is_transfer()) {
+      activity = sg::Comm::sendto_init(host(task.device), host(task.peer))->set_payload_size(payload_bytes(task));
+    } else {
+      activity = sg::Exec::init()->set_host(host(task.device))->set_flops_amount(task.duration.value() * host_speed);
+    }
+    activity->set_data(&ids_[id]);
+    activity->start();
+    live_[id] = std::move(activity);
+    ++activities_;
+    peak_live_ = std::max(peak_live_, ++live_count_);
+  }
+
+  [[nodiscard]] sg::Host* host(lowering::DeviceId device) const {
+    assert(device >= 0 && static_cast<std::size_t>(device) < hosts_.size());
+    return hosts_[static_cast<std::size_t>(device)];
+  }
+
+  /// Tasks that cost nothing start and finish now, in the order they became ready.
+  void complete_inline_tasks() {
+    while (!inline_ready_.empty()) {
+      const TaskId id = inline_ready_.front();
+      inline_ready_.pop_front();
+      const units::Seconds now = session_.now();
+      finish(id, {now, now});
+      release_successors(id);
+    }
+  }
+
+  void finish(TaskId id, TaskTiming timing) {
+    assert(!done_[id]);
+    done_[id] = true;
+    timings_[id] = timing;
+    ++finished_;
+  }
+
+  /// Successors in the order their dependencies were added, for determinism.
+  void release_successors(TaskId id) {
+    graph_.for_each_successor(id, [this](TaskId next) {
+      assert(waiting_on_[next] > 0);
+      if (--waiting_on_[next] == 0) make_ready(next);
+    });
+  }
+
+  void check_all_finished() const {
+    if (finished_ == graph_.size()) return;
+    const auto first = static_cast<TaskId>(std::find(done_.begin(), done_.end(), false) - done_.begin());
+    throw SimulationError(fmt::format("{} of {} tasks never ran (a dependency cycle, or a task waiting on one); "
+                                      "the first is task {} \"{}\"",
+                                      graph_.size() - finished_, graph_.size(), first, graph_.display_name(first)));
+  }
+
+  [[nodiscard]] Timeline timeline() {
+    Timeline result;
+    for (const TaskTiming& t : timings_) result.makespan = units::max(result.makespan, t.finish);
+    result.tasks = std::move(timings_);
+    return result;
+  }
+
+  const lowering::TaskGraph& graph_;
+  const std::vector<sg::Host*>& hosts_;
+  EngineSession& session_;
+  std::vector<std::uint32_t> waiting_on_;  // unfinished predecessors per task
+  std::vector<TaskId> ids_;                // ids_[i] == i: what each activity's data points at
+  std::vector<sg::ActivityPtr> live_;      // the activity of each running task
+  std::vector<sg::ActivityPtr> completed_; // finished activities, released when the clock moves
+  std::deque<TaskId> inline_ready_;
+  std::vector<TaskTiming> timings_;
+  std::vector<bool> done_;
+  std::uint64_t finished_ = 0;
+  std::uint64_t activities_ = 0;
+  std::uint64_t live_count_ = 0;
+  std::uint64_t peak_live_ = 0;
+};
+
+} // namespace
+
+Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<sg::Host*>& hosts, EngineSession& session,
+                      EngineStats* stats) {
+  Frontier frontier(graph, hosts, session);
+  return frontier.run(stats);
+}
+
+} // namespace twocs::engine::detail

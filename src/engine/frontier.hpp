@@ -1,0 +1,24 @@
+// Runs a task DAG in a SimGrid session with a lazy frontier (private to the engine layer).
+#pragma once
+
+#include <vector>
+
+#include <twocs/engine/simulate.hpp>
+
+#include "engine_session.hpp"
+
+namespace simgrid::s4u {
+class Host;
+} // namespace simgrid::s4u
+
+namespace twocs::engine::detail {
+
+/// Simulates `graph` with device i on hosts[i]. A task becomes a SimGrid activity only when its
+/// last predecessor finishes: SimGrid 3.32 scans every live activity at each completion, so
+/// handing it the whole DAG up front costs quadratic time (design notes). Tasks that cost
+/// nothing (zero duration, payload under one byte) complete at once, without an activity.
+/// Throws SimulationError when some task never ran.
+[[nodiscard]] Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<simgrid::s4u::Host*>& hosts,
+                                    EngineSession& session, EngineStats* stats);
+
+} // namespace twocs::engine::detail

@@ -1,0 +1,23 @@
+// Instantiates a platform::Topology as SimGrid netzones, hosts and links (private to the engine
+// layer; docs/platform-model.md describes the structure).
+#pragma once
+
+#include <vector>
+
+#include <twocs/platform/topology.hpp>
+
+namespace simgrid::s4u {
+class Host;
+} // namespace simgrid::s4u
+
+namespace twocs::engine::detail {
+
+/// Speed of every host. A host runs one "flop" per nanosecond, so an Exec of a task lasting d
+/// seconds has an amount of d * host_speed and takes exactly d on an otherwise idle host.
+inline constexpr double host_speed = 1e9;
+
+/// Builds the platform in the current SimGrid engine (which must have no platform yet) and
+/// returns one host per device of the topology, indexed by device.
+[[nodiscard]] std::vector<simgrid::s4u::Host*> build_platform(const platform::Topology& topology);
+
+} // namespace twocs::engine::detail

@@ -1,0 +1,112 @@
+#include <twocs/platform/topology.hpp>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace twocs::platform {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+void require(bool condition, const std::string& what) {
+  if (!condition) throw std::invalid_argument("build_topology: " + what);
+}
+
+void check_inputs(const hardware::ClusterSpec& cluster, std::int64_t devices) {
+  require(cluster.node.devices >= 1, "node.devices must be at least 1");
+  require(cluster.nodes >= 1, "cluster.nodes must be at least 1");
+  require(devices >= 1, "the job needs at least one device, got " + std::to_string(devices));
+  require(devices <= cluster.device_count(), "the job needs " + std::to_string(devices) +
+                                                 " devices but the cluster has " +
+                                                 std::to_string(cluster.device_count()));
+  require(cluster.node.interconnect.bandwidth.value() > 0, "node.interconnect.bandwidth must be positive");
+  require(cluster.network.link.bandwidth.value() > 0, "cluster.network.bandwidth must be positive");
+  require(cluster.node.interconnect.latency.value() >= 0, "node.interconnect.latency must not be negative");
+  require(cluster.network.link.latency.value() >= 0, "cluster.network.latency must not be negative");
+  require(cluster.network.oversubscription >= 1, "cluster.network.oversubscription must be at least 1");
+  require(cluster.network.nodes_per_switch >= 1, "cluster.network.nodes_per_switch must be at least 1");
+}
+
+/// The PGFT of the inter-node network (Zahavi, "D-Mod-K Routing Providing Non-Blocking Traffic
+/// for Shift Permutations on Real Life Fat Trees", 2010, defines PGFT(h; m; w; p)). One leaf
+/// switch when every node fits under it; otherwise two levels: leaf switches of k nodes each,
+/// and p spine switches, each linked once to every leaf switch. A leaf switch then has k links
+/// down and p links up of equal bandwidth, an oversubscription of k/p (Leiserson 1985 calls
+/// this thinning the upper levels of the tree).
+FatTreeShape shape_for(const hardware::NetworkSpec& network, std::int64_t nodes) {
+  const std::int64_t k = network.nodes_per_switch;
+  FatTreeShape shape;
+  if (network.topology == hardware::NetworkTopology::switch_ || nodes <= k) {
+    shape.levels = 1;
+    shape.down = {static_cast<unsigned>(nodes)};
+    shape.up = {1};
+    shape.parallel = {1};
+    return shape;
+  }
+  const std::int64_t m = ceil_div(nodes, k);
+  const auto p = std::max<long>(1, std::lround(static_cast<double>(k) / network.oversubscription));
+  shape.levels = 2;
+  shape.down = {static_cast<unsigned>(k), static_cast<unsigned>(m)};
+  shape.up = {1, static_cast<unsigned>(p)};
+  shape.parallel = {1, 1};
+  return shape;
+}
+
+/// Fat-tree links between the leaves of nodes `a` and `b` (a != b): up to their nearest common
+/// ancestor and down again, two links per level climbed.
+int fabric_hops(const FatTreeShape& fabric, std::int64_t node_a, std::int64_t node_b) {
+  assert(node_a != node_b);
+  if (fabric.levels == 1) return 2;
+  const std::int64_t leaf_radix = fabric.down[0];
+  return node_a / leaf_radix == node_b / leaf_radix ? 2 : 4;
+}
+
+} // namespace
+
+std::int64_t FatTreeShape::leaves() const {
+  std::int64_t n = 1;
+  for (unsigned d : down) n *= d;
+  return n;
+}
+
+double FatTreeShape::oversubscription() const {
+  if (levels < 2) return 1.0;
+  return static_cast<double>(down[0]) / static_cast<double>(up[1]);
+}
+
+units::Seconds Topology::route_latency(std::int64_t a, std::int64_t b) const {
+  assert(a != b && a >= 0 && b >= 0 && a < devices && b < devices);
+  if (same_node(a, b)) return device_link.latency * 2.0;
+  return nic_link.latency * 2.0 + fabric_link.latency * fabric_hops(fabric, node_of(a), node_of(b));
+}
+
+units::ByteRate Topology::route_bandwidth(std::int64_t a, std::int64_t b) const {
+  assert(a != b && a >= 0 && b >= 0 && a < devices && b < devices);
+  if (same_node(a, b)) return device_link.bandwidth;
+  return units::min(nic_link.bandwidth, fabric_link.bandwidth);
+}
+
+Topology build_topology(const hardware::ClusterSpec& cluster, std::int64_t devices) {
+  check_inputs(cluster, devices);
+  Topology t;
+  t.name = cluster.name;
+  t.devices = devices;
+  t.devices_per_node = cluster.node.devices;
+  t.nodes = ceil_div(devices, cluster.node.devices);
+  // A route crosses two links of its level (up from the sender, down to the receiver), so each
+  // carries half the configured end-to-end latency (docs/platform-model.md).
+  t.device_link = {cluster.node.interconnect.bandwidth, cluster.node.interconnect.latency / 2.0};
+  t.nic_link = {cluster.network.link.bandwidth, cluster.network.link.latency / 2.0};
+  // Fabric links carry no latency, so every inter-node route has exactly the configured latency
+  // whatever its hop count: SimGrid CM02 weights bandwidth shares by route latency, and unequal
+  // latencies would split a shared link unevenly. A node's leaf link carries all its NICs.
+  t.fabric_link = {cluster.network.link.bandwidth * static_cast<double>(cluster.node.devices), units::Seconds(0)};
+  t.fabric = shape_for(cluster.network, t.nodes);
+  assert(t.fabric.leaves() >= t.nodes);
+  return t;
+}
+
+} // namespace twocs::platform
