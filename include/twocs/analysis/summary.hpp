@@ -41,12 +41,12 @@ struct Summary {
   std::int64_t world_size = 0;
   std::int32_t measured_device = 0; // the device that finishes last; breakdowns are measured on it
   Breakdown breakdown;
-  PerGroup exposed_comm_by_group{}; // exposed time split evenly among the groups active at once
-  PerGroup comm_busy_by_group{};    // time each group's communication runs on the measured device
-  units::Seconds comm_busy;         // time any communication runs on the measured device
-  double comm_fraction = 0;         // comm_busy / (compute + comm_busy)
-  double exposed_comm_fraction = 0; // exposed_comm / iteration_time
-  units::Flops model_flops;         // per iteration, all devices, no recomputation
+  PerGroup exposed_comm_by_group{};       // exposed time split evenly among the groups active at once
+  PerGroup comm_busy_by_group{};          // time each group's communication runs on the measured device
+  units::Seconds comm_busy;               // time any communication runs on the measured device
+  double comm_fraction = 0;               // comm_busy / (compute + comm_busy)
+  double exposed_comm_fraction = 0;       // exposed_comm / iteration_time
+  units::Flops model_flops;               // per iteration, all devices, no recomputation
   units::FlopRate model_flops_per_device; // model_flops / (iteration_time * world_size)
   double mfu = 0;                         // model_flops_per_device / device peak for the dtype
   MemorySummary memory;

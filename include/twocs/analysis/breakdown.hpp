@@ -1,0 +1,28 @@
+// Where one device's time goes on the simulated timeline: compute, communication hidden under
+// compute, exposed communication and idle time (definitions in docs/outputs.md).
+#pragma once
+
+#include <twocs/analysis/summary.hpp>
+#include <twocs/engine/timeline.hpp>
+#include <twocs/lowering/task_graph.hpp>
+
+namespace twocs::analysis {
+
+struct DeviceBreakdown {
+  Breakdown breakdown;
+  PerGroup exposed_by_group{}; // exposed time split evenly among the groups active at once
+  PerGroup busy_by_group{};    // time each group's transfers run on the device
+  units::Seconds comm_busy;    // time any transfer runs on the device
+};
+
+/// Measures `device` over [0, iteration_time]. A device communicates while a transfer it sends
+/// or receives runs; it computes while one of its compute kernels runs.
+[[nodiscard]] DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                             lowering::DeviceId device, units::Seconds iteration_time);
+
+/// The device whose last task (kernel, or transfer it sends or receives) finishes last; the
+/// lowest such device on ties.
+[[nodiscard]] lowering::DeviceId last_finishing_device(const lowering::TaskGraph& graph,
+                                                       const engine::Timeline& timeline);
+
+} // namespace twocs::analysis

@@ -1,0 +1,24 @@
+// Turns a simulated timeline into the reported summary, and checks memory before simulating.
+#pragma once
+
+#include <twocs/analysis/summary.hpp>
+#include <twocs/engine/timeline.hpp>
+#include <twocs/hardware/cluster.hpp>
+#include <twocs/lowering/task_graph.hpp>
+#include <twocs/model/training_plan.hpp>
+#include <twocs/model/transformer.hpp>
+
+namespace twocs::analysis {
+
+/// Peak device memory per stage against the device's capacity.
+[[nodiscard]] MemorySummary summarize_memory(const model::TransformerConfig& model, const model::TrainingPlan& plan,
+                                             const hardware::ClusterSpec& cluster);
+
+/// Throws OutOfMemoryError, with a table of peak versus capacity per stage, when the plan does not fit.
+void require_fit(const MemorySummary& memory);
+
+[[nodiscard]] Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                const model::TransformerConfig& model, const model::TrainingPlan& plan,
+                                const hardware::ClusterSpec& cluster);
+
+} // namespace twocs::analysis

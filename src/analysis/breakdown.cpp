@@ -1,0 +1,102 @@
+#include <twocs/analysis/breakdown.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <vector>
+
+namespace twocs::analysis {
+namespace {
+
+/// A start (+1) or end (-1) of an activity on the device: compute (channel 3) or a group (0-2).
+struct Edge {
+  double time;
+  int channel;
+  int delta;
+};
+
+constexpr int compute_channel = 3;
+
+std::vector<Edge> edges_of(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                           lowering::DeviceId device) {
+  std::vector<Edge> edges;
+  for (lowering::TaskId id = 0; id < graph.size(); ++id) {
+    const auto& task = graph.task(id);
+    if (task.device != device && task.peer != device) continue;
+    const auto& t = timeline.tasks[id];
+    if (!(t.finish > t.start)) continue; // instantaneous tasks occupy no time
+    const int channel = task.is_transfer() ? static_cast<int>(index(task.group)) : compute_channel;
+    edges.push_back({t.start.value(), channel, +1});
+    edges.push_back({t.finish.value(), channel, -1});
+  }
+  // Ends before starts at equal times, so that back-to-back tasks leave no zero-length overlap.
+  std::sort(edges.begin(), edges.end(),
+            [](const Edge& a, const Edge& b) { return a.time < b.time || (a.time == b.time && a.delta < b.delta); });
+  return edges;
+}
+
+} // namespace
+
+DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                               lowering::DeviceId device, units::Seconds iteration_time) {
+  DeviceBreakdown out;
+  const auto edges = edges_of(graph, timeline, device);
+  std::array<int, 4> active{};
+  double compute = 0, overlapped = 0, exposed = 0, comm_busy = 0;
+  std::array<double, 3> exposed_by{}, busy_by{};
+  for (std::size_t i = 0; i + 1 < edges.size(); ++i) {
+    active[static_cast<std::size_t>(edges[i].channel)] += edges[i].delta;
+    const double length = edges[i + 1].time - edges[i].time;
+    if (length <= 0) continue;
+    int groups = 0;
+    for (std::size_t g = 0; g < 3; ++g) {
+      if (active[g] <= 0) continue;
+      ++groups;
+      busy_by[g] += length;
+    }
+    const bool computing = active[compute_channel] > 0;
+    if (computing) compute += length;
+    if (groups == 0) continue;
+    comm_busy += length;
+    if (computing) {
+      overlapped += length;
+      continue;
+    }
+    exposed += length;
+    for (std::size_t g = 0; g < 3; ++g)
+      if (active[g] > 0) exposed_by[g] += length / groups;
+  }
+  out.breakdown.compute = units::Seconds(compute);
+  out.breakdown.overlapped_comm = units::Seconds(overlapped);
+  out.breakdown.exposed_comm = units::Seconds(exposed);
+  out.breakdown.idle = iteration_time - out.breakdown.compute - out.breakdown.exposed_comm;
+  // Summing many intervals can leave a rounding residue of either sign; no idle time is negative.
+  if (out.breakdown.idle.value() < 0) {
+    assert(out.breakdown.idle.value() > -1e-9 * std::max(1.0, iteration_time.value()));
+    out.breakdown.idle = units::Seconds(0);
+  }
+  out.comm_busy = units::Seconds(comm_busy);
+  for (std::size_t g = 0; g < 3; ++g) {
+    out.exposed_by_group[g] = units::Seconds(exposed_by[g]);
+    out.busy_by_group[g] = units::Seconds(busy_by[g]);
+  }
+  return out;
+}
+
+lowering::DeviceId last_finishing_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline) {
+  std::vector<double> last(static_cast<std::size_t>(graph.device_count()), 0.0);
+  for (lowering::TaskId id = 0; id < graph.size(); ++id) {
+    const auto& task = graph.task(id);
+    const double finish = timeline.tasks[id].finish.value();
+    auto& a = last[static_cast<std::size_t>(task.device)];
+    a = std::max(a, finish);
+    if (task.peer >= 0) {
+      auto& b = last[static_cast<std::size_t>(task.peer)];
+      b = std::max(b, finish);
+    }
+  }
+  assert(!last.empty());
+  return static_cast<lowering::DeviceId>(std::max_element(last.begin(), last.end()) - last.begin());
+}
+
+} // namespace twocs::analysis

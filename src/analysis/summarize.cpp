@@ -1,0 +1,73 @@
+#include <twocs/analysis/summarize.hpp>
+
+#include <cassert>
+
+#include <fmt/format.h>
+
+#include <twocs/analysis/breakdown.hpp>
+#include <twocs/error.hpp>
+#include <twocs/model/flops.hpp>
+#include <twocs/model/memory.hpp>
+#include <twocs/units/format.hpp>
+
+namespace twocs::analysis {
+
+MemorySummary summarize_memory(const model::TransformerConfig& model, const model::TrainingPlan& plan,
+                               const hardware::ClusterSpec& cluster) {
+  MemorySummary memory;
+  memory.report = model::estimate_memory(model, plan);
+  memory.peak = memory.report.peak();
+  memory.capacity = cluster.device.memory;
+  memory.fits = memory.peak <= memory.capacity;
+  return memory;
+}
+
+void require_fit(const MemorySummary& memory) {
+  if (memory.fits) return;
+  std::string table = fmt::format("the plan does not fit in device memory: peak {} per device, capacity {}\n",
+                                  units::to_string(memory.peak), units::to_string(memory.capacity));
+  table += fmt::format("  {:>5}  {:>6}  {:>9}  {:>11}  {:>11}  {:>11}  {:>11}  {:>11}\n", "stage", "layers",
+                       "in flight", "weights", "gradients", "optimizer", "activations", "peak");
+  for (const auto& s : memory.report.stages) {
+    const auto& b = s.breakdown;
+    table += fmt::format("  {:>5}  {:>6}  {:>9}  {:>11}  {:>11}  {:>11}  {:>11}  {:>11}{}\n", s.stage, s.layers,
+                         s.micro_batches_in_flight, units::to_string(b.weights), units::to_string(b.gradients),
+                         units::to_string(b.optimizer_state), units::to_string(b.activations),
+                         units::to_string(b.total()), b.total() > memory.capacity ? "  over" : "");
+  }
+  table += "  fix: add pipeline or tensor parallelism, shard the optimizer (training.optimizer.sharding), "
+           "recompute activations (training.recompute), lower micro_batch, or pass --ignore-memory";
+  throw OutOfMemoryError(table);
+}
+
+Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                  const model::TransformerConfig& model, const model::TrainingPlan& plan,
+                  const hardware::ClusterSpec& cluster) {
+  assert(timeline.tasks.size() == graph.size());
+  Summary s;
+  s.workload_name = model.name;
+  s.platform_name = cluster.name;
+  s.iteration_time = timeline.makespan;
+  s.world_size = plan.world_size();
+  s.simulated_tasks = graph.size();
+  s.measured_device = last_finishing_device(graph, timeline);
+  const DeviceBreakdown d = measure_device(graph, timeline, s.measured_device, s.iteration_time);
+  s.breakdown = d.breakdown;
+  s.exposed_comm_by_group = d.exposed_by_group;
+  s.comm_busy_by_group = d.busy_by_group;
+  s.comm_busy = d.comm_busy;
+  const double compute_and_comm = (s.breakdown.compute + s.comm_busy).value();
+  s.comm_fraction = compute_and_comm > 0 ? s.comm_busy.value() / compute_and_comm : 0.0;
+  s.exposed_comm_fraction = s.iteration_time.value() > 0 ? s.breakdown.exposed_comm / s.iteration_time : 0.0;
+  s.model_flops = model::model_flops_per_iteration(model, plan);
+  if (s.iteration_time.value() > 0) {
+    s.model_flops_per_device = s.model_flops / (s.iteration_time * static_cast<double>(s.world_size));
+    const auto peak = cluster.device.peak(plan.dtype);
+    assert(peak && "validated: the device lists a peak for the training dtype");
+    s.mfu = s.model_flops_per_device / *peak;
+  }
+  s.memory = summarize_memory(model, plan, cluster);
+  return s;
+}
+
+} // namespace twocs::analysis

@@ -1,0 +1,166 @@
+// End-to-end checks of the simulator against closed forms computed here, independently of the
+// code under test: lowering -> platform -> SimGrid engine -> analysis.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include <twocs/analysis/breakdown.hpp>
+#include <twocs/analysis/summarize.hpp>
+#include <twocs/cost/roofline.hpp>
+#include <twocs/engine/simulate.hpp>
+#include <twocs/lowering/collective.hpp>
+#include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/platform/topology.hpp>
+
+using namespace twocs;
+
+namespace {
+
+hardware::ClusterSpec cluster_of(std::int64_t nodes, std::int64_t devices_per_node, double node_bandwidth,
+                                 double node_latency, double nic_bandwidth = 25e9, double nic_latency = 5e-6) {
+  hardware::ClusterSpec c;
+  c.name = "test";
+  c.device.name = "A100";
+  c.device.peak_flops[model::Dtype::bf16] = units::FlopRate(312e12);
+  c.device.memory = units::Bytes(80.0 * 1073741824.0);
+  c.device.memory_bandwidth = units::ByteRate(2039e9);
+  c.nodes = nodes;
+  c.node.devices = devices_per_node;
+  c.node.interconnect = {units::ByteRate(node_bandwidth), units::Seconds(node_latency)};
+  c.network.link = {units::ByteRate(nic_bandwidth), units::Seconds(nic_latency)};
+  return c;
+}
+
+model::TransformerConfig gpt_small() {
+  model::TransformerConfig m;
+  m.name = "gpt-small";
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 4096;
+  m.vocab = 51200;
+  m.seq_len = 1024;
+  return m;
+}
+
+model::TrainingPlan plan_of(std::int64_t t, std::int64_t d, std::int64_t micro_batches) {
+  model::TrainingPlan plan;
+  plan.micro_batch = 1;
+  plan.global_batch = micro_batches * d;
+  plan.parallelism.tensor = t;
+  plan.parallelism.data = d;
+  return plan;
+}
+
+struct Run {
+  lowering::TaskGraph graph;
+  engine::Timeline timeline;
+  analysis::Summary summary;
+};
+
+Run simulate(const model::TransformerConfig& m, const model::TrainingPlan& plan, const hardware::ClusterSpec& c) {
+  const cost::RooflineCostModel cost(c.device);
+  Run run{lowering::lower_iteration(m, plan, cost), {}, {}};
+  run.timeline = engine::simulate(run.graph, platform::build_topology(c, plan.world_size()));
+  run.summary = analysis::summarize(run.graph, run.timeline, m, plan, c);
+  return run;
+}
+
+} // namespace
+
+TEST_CASE("a ring all-reduce on an idle switch takes 2(n-1)/n S/B + 2(n-1) L") {
+  const double B = 300e9, L = 2e-6;
+  for (int n : {2, 4, 8}) {
+    for (double S : {1e6, 64e6, 1e9}) {
+      CAPTURE(n);
+      CAPTURE(S);
+      lowering::TaskGraph graph(n);
+      lowering::CollectiveSpec spec;
+      spec.size = units::Bytes(S);
+      spec.label = graph.intern_label("all_reduce");
+      std::vector<lowering::DeviceId> devices;
+      for (int i = 0; i < n; ++i) devices.push_back(i);
+      lowering::CollectiveInstance ring(graph, spec, devices, 0);
+      for (int i = 0; i < n; ++i) (void)ring.join(graph, i, {});
+      const auto timeline = engine::simulate(graph, platform::build_topology(cluster_of(1, n, B, L), n));
+      const double expected = 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * L;
+      CHECK(timeline.makespan.value() == doctest::Approx(expected).epsilon(1e-3));
+    }
+  }
+}
+
+TEST_CASE("compute + exposed communication + idle adds up to the iteration time") {
+  for (auto [t, d] : {std::pair{1, 1}, std::pair{4, 1}, std::pair{2, 4}, std::pair{8, 2}}) {
+    CAPTURE(t);
+    CAPTURE(d);
+    const auto run = simulate(gpt_small(), plan_of(t, d, 2), cluster_of(2, 8, 300e9, 2e-6));
+    const auto& b = run.summary.breakdown;
+    CHECK((b.compute + b.exposed_comm + b.idle).value() ==
+          doctest::Approx(run.summary.iteration_time.value()).epsilon(1e-12));
+    CHECK(b.overlapped_comm <= b.compute);
+    CHECK(b.idle.value() >= -1e-12);
+    const auto& by = run.summary.exposed_comm_by_group;
+    CHECK((by[0] + by[1] + by[2]).value() == doctest::Approx(b.exposed_comm.value()).epsilon(1e-9));
+    CHECK(run.summary.exposed_comm_fraction == doctest::Approx(b.exposed_comm / run.summary.iteration_time));
+  }
+}
+
+TEST_CASE("with two data-parallel replicas, overlapping the gradient reduction hides data-parallel communication") {
+  // A slow network makes the gradient all-reduce long enough to matter.
+  const auto cluster = cluster_of(2, 1, 300e9, 2e-6, 5e9, 5e-6);
+  auto plan = plan_of(1, 2, 2);
+  plan.overlap.dp_grad_reduce = false;
+  const auto after = simulate(gpt_small(), plan, cluster);
+  plan.overlap.dp_grad_reduce = true;
+  plan.overlap.bucket_size = units::Bytes(25e6);
+  const auto during = simulate(gpt_small(), plan, cluster);
+  const auto data = analysis::index(model::CommGroup::data);
+  CHECK(during.summary.exposed_comm_by_group[data] < after.summary.exposed_comm_by_group[data]);
+  CHECK(during.summary.iteration_time <= after.summary.iteration_time);
+  CHECK(during.summary.breakdown.overlapped_comm > after.summary.breakdown.overlapped_comm);
+  // The same bytes cross the network either way.
+  const auto dp_bytes = [](const Run& r) {
+    double total = 0;
+    for (lowering::TaskId id = 0; id < r.graph.size(); ++id)
+      if (r.graph.task(id).is_transfer() && r.graph.task(id).group == model::CommGroup::data)
+        total += r.graph.task(id).bytes.value();
+    return total;
+  };
+  CHECK(dp_bytes(during) == doctest::Approx(dp_bytes(after)));
+}
+
+TEST_CASE("tensor-parallel communication time follows the ring closed form as the degree changes") {
+  const double B = 300e9, L = 2e-6;
+  const auto m = gpt_small();
+  const double b = 1, s = 1024, h = 1024;
+  const double activation = b * s * h * 2; // bf16 all-reduce buffer
+  const double per_token_fp32 = b * s * 4; // the cross-entropy's small all-reduces
+  for (int t : {2, 4, 8}) {
+    CAPTURE(t);
+    const auto run = simulate(m, plan_of(t, 1, 1), cluster_of(1, 8, B, L));
+    const auto ring = [&](double S) { return 2.0 * (t - 1) / t * S / B + 2.0 * (t - 1) * L; };
+    // Per micro-batch: 2 forward + 2 backward all-reduces per layer, one for the embedding, one
+    // for the logits' input gradient and three small ones in the vocabulary-parallel cross-entropy.
+    const double per_micro_batch = (4.0 * 4 + 1 + 1) * ring(activation) + 3 * ring(per_token_fp32);
+    const double expected = 1 * per_micro_batch;
+    const auto tensor = analysis::index(model::CommGroup::tensor);
+    CHECK(run.summary.comm_busy_by_group[tensor].value() == doctest::Approx(expected).epsilon(1e-3));
+  }
+}
+
+TEST_CASE("one device alone only computes: no communication, no idle time, MFU from the kernels") {
+  const auto run = simulate(gpt_small(), plan_of(1, 1, 1), cluster_of(1, 1, 300e9, 2e-6));
+  CHECK(run.summary.comm_busy.value() == 0);
+  CHECK(run.summary.breakdown.idle.value() == doctest::Approx(0).epsilon(1e-12));
+  double busy = 0;
+  for (lowering::TaskId id = 0; id < run.graph.size(); ++id) busy += run.graph.task(id).duration.value();
+  CHECK(run.summary.iteration_time.value() == doctest::Approx(busy).epsilon(1e-9));
+  // MFU: the GEMM FLOPs of forward and backward over the time at peak. With one device every
+  // model FLOP is in this DAG.
+  double model_flops = 0;
+  for (lowering::TaskId id = 0; id < run.graph.size(); ++id)
+    if (run.graph.task(id).model_flops) model_flops += run.graph.task(id).flops.value();
+  CHECK(run.summary.model_flops.value() == doctest::Approx(model_flops).epsilon(1e-12));
+  CHECK(run.summary.mfu == doctest::Approx(model_flops / (busy * 312e12)).epsilon(1e-9));
+}
