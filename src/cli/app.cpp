@@ -1,0 +1,76 @@
+#include <twocs/cli/app.hpp>
+
+#include <exception>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <twocs/error.hpp>
+
+#include "run_command.hpp"
+
+namespace twocs::cli {
+namespace {
+
+constexpr const char* version_text = "twocs " TWOCS_VERSION;
+
+std::shared_ptr<spdlog::logger> make_logger(std::ostream& err, const RunOptions& options) {
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(err, true);
+  auto log = std::make_shared<spdlog::logger>("twocs", sink);
+  log->set_pattern("twocs: %v");
+  log->set_level(options.quiet ? spdlog::level::err : options.verbose ? spdlog::level::debug : spdlog::level::info);
+  return log;
+}
+
+void add_run_command(CLI::App& app, RunOptions& o) {
+  auto* run = app.add_subcommand("run", "Simulate one training iteration and report where its time goes");
+  run->add_option("--workload", o.workload, "Workload YAML (model + training plan); default: the embedded scenario");
+  run->add_option("--platform", o.platform, "Platform YAML (cluster); default: the embedded DGX A100 cluster");
+  run->add_option("--set", o.overrides, "Override any input key by its dotted path, e.g. training.parallelism.data=4")
+      ->take_all()
+      ->allow_extra_args(false);
+  run->add_option("--json", o.json, "Write the JSON summary to FILE");
+  run->add_option("--trace", o.trace, "Write a Chrome trace-event timeline (Perfetto, chrome://tracing) to FILE");
+  run->add_option("--report", o.report, "Write a self-contained HTML report to FILE");
+  run->add_option("--dag", o.dag, "Write the task DAG to FILE (.dot for Graphviz, otherwise JSON)");
+  auto* quiet = run->add_flag("--quiet,-q", o.quiet, "Print nothing but errors");
+  run->add_flag("--verbose,-v", o.verbose, "Log each phase in detail")->excludes(quiet);
+  run->add_flag("--ignore-memory", o.ignore_memory, "Simulate even when the plan does not fit in device memory");
+}
+
+} // namespace
+
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"twocs: computation vs. communication in one Transformer training iteration, simulated", "twocs"};
+  app.set_version_flag("--version", version_text);
+  app.require_subcommand(1);
+  RunOptions options;
+  add_run_command(app, options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e, out, err);
+    return code == 0 ? ExitCode::success : ExitCode::bad_input;
+  }
+  const auto log = make_logger(err, options);
+  try {
+    run_simulation(options, out, *log);
+    return ExitCode::success;
+  } catch (const InputError& e) {
+    err << e.message() << '\n';
+    return ExitCode::bad_input;
+  } catch (const OutOfMemoryError& e) {
+    err << "twocs: error: " << e.what() << '\n';
+    return ExitCode::out_of_memory;
+  } catch (const std::exception& e) {
+    err << "twocs: internal error: " << e.what() << "\n  please report it with the inputs that caused it\n";
+    return ExitCode::internal_error;
+  } catch (...) {
+    err << "twocs: internal error of unknown kind\n";
+    return ExitCode::internal_error;
+  }
+}
+
+} // namespace twocs::cli

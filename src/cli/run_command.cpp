@@ -1,0 +1,81 @@
+#include "run_command.hpp"
+
+#include <chrono>
+
+#include <twocs/analysis/summarize.hpp>
+#include <twocs/cost/roofline.hpp>
+#include <twocs/engine/simulate.hpp>
+#include <twocs/error.hpp>
+#include <twocs/io/chrome_trace.hpp>
+#include <twocs/io/dag_export.hpp>
+#include <twocs/io/html_report.hpp>
+#include <twocs/io/json_summary.hpp>
+#include <twocs/io/output_file.hpp>
+#include <twocs/io/scenario_loader.hpp>
+#include <twocs/io/summary_table.hpp>
+#include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/platform/topology.hpp>
+#include <twocs/units/format.hpp>
+
+namespace twocs::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+units::Seconds since(Clock::time_point start) {
+  return units::Seconds(std::chrono::duration<double>(Clock::now() - start).count());
+}
+
+void write_dag(const std::filesystem::path& path, const lowering::TaskGraph& graph) {
+  const bool dot = path.extension() == ".dot" || path.extension() == ".gv";
+  io::write_file_atomically(path, [&](std::ostream& os) {
+    if (dot)
+      io::write_dag_dot(os, graph);
+    else
+      io::write_dag_json(os, graph);
+  });
+}
+
+} // namespace
+
+void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log) {
+  const auto start = Clock::now();
+  const io::Scenario scenario = io::load_scenario({options.workload, options.platform, options.overrides});
+  const auto& model = scenario.workload.model;
+  const auto& plan = scenario.workload.plan;
+  const auto& cluster = scenario.cluster;
+  log.info("{} on {}: {} devices (tensor {} x pipeline {} x data {})", model.name, cluster.name, plan.world_size(),
+           plan.parallelism.tensor, plan.parallelism.pipeline, plan.parallelism.data);
+
+  const auto memory = analysis::summarize_memory(model, plan, cluster);
+  if (!memory.fits) {
+    if (!options.ignore_memory) analysis::require_fit(memory);
+    log.warn("the plan needs {} per device but the device has {}; simulating anyway (--ignore-memory)",
+             units::to_string(memory.peak), units::to_string(memory.capacity));
+  }
+
+  const cost::RooflineCostModel cost(cluster.device);
+  const lowering::TaskGraph graph = lowering::lower_iteration(model, plan, cost);
+  log.info("lowered to {} tasks and {} dependencies in {}", graph.size(), graph.dependency_count(),
+           units::to_string(since(start)));
+
+  const auto topology = platform::build_topology(cluster, plan.world_size());
+  const auto simulated = Clock::now();
+  engine::EngineStats stats;
+  const engine::Timeline timeline = engine::simulate(graph, topology, {options.verbose}, &stats);
+  log.info("simulated {} activities in {}", stats.activities, units::to_string(since(simulated)));
+
+  analysis::Summary summary = analysis::summarize(graph, timeline, model, plan, cluster);
+  summary.wall_time = since(start);
+
+  if (options.json) io::write_file_atomically(*options.json, io::json_summary(summary));
+  if (options.trace)
+    io::write_file_atomically(*options.trace, [&](std::ostream& os) { io::write_chrome_trace(os, graph, timeline); });
+  if (options.report)
+    io::write_file_atomically(*options.report,
+                              [&](std::ostream& os) { io::write_html_report(os, summary, graph, timeline); });
+  if (options.dag) write_dag(*options.dag, graph);
+  if (!options.quiet) out << io::summary_table(summary);
+}
+
+} // namespace twocs::cli

@@ -1,0 +1,31 @@
+// Private: `twocs run`, simulating one training iteration.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+namespace twocs::cli {
+
+struct RunOptions {
+  std::optional<std::filesystem::path> workload;
+  std::optional<std::filesystem::path> platform;
+  std::vector<std::string> overrides;
+  std::optional<std::filesystem::path> json;
+  std::optional<std::filesystem::path> trace;
+  std::optional<std::filesystem::path> report;
+  std::optional<std::filesystem::path> dag;
+  bool quiet = false;
+  bool verbose = false;
+  bool ignore_memory = false;
+};
+
+/// Runs the simulation and writes the requested outputs. Throws the errors a user can cause
+/// (InputError, OutOfMemoryError); returns normally on success.
+void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log);
+
+} // namespace twocs::cli
