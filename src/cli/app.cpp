@@ -38,6 +38,8 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   auto* quiet = run->add_flag("--quiet,-q", o.quiet, "Print nothing but errors");
   run->add_flag("--verbose,-v", o.verbose, "Log each phase in detail")->excludes(quiet);
   run->add_flag("--ignore-memory", o.ignore_memory, "Simulate even when the plan does not fit in device memory");
+  run->add_option("--max-tasks", o.max_tasks, "Refuse plans that lower to more tasks than this (default 20000000)")
+      ->check(CLI::PositiveNumber);
 }
 
 } // namespace

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include <twocs/analysis/summarize.hpp>
 #include <twocs/cost/roofline.hpp>
 #include <twocs/engine/simulate.hpp>
@@ -14,6 +16,7 @@
 #include <twocs/io/scenario_loader.hpp>
 #include <twocs/io/summary_table.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/lowering/task_count.hpp>
 #include <twocs/platform/topology.hpp>
 #include <twocs/units/format.hpp>
 
@@ -54,6 +57,18 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
              units::to_string(memory.peak), units::to_string(memory.capacity));
   }
 
+  const std::uint64_t expected_tasks = lowering::estimate_task_count(model, plan);
+  if (expected_tasks > options.max_tasks) {
+    InputError too_large(fmt::format("this plan lowers to about {} tasks, more than the {} twocs simulates by default "
+                                     "(about {} of memory)",
+                                     expected_tasks, options.max_tasks,
+                                     units::to_string(units::Bytes(250.0 * static_cast<double>(expected_tasks)))),
+                         "training",
+                         "simulate fewer micro-batches (training.global_batch) or fewer data-parallel replicas, or "
+                         "raise the limit with --max-tasks if the machine has the memory");
+    too_large.set_location({options.workload ? options.workload->string() : io::embedded_default_workload().name});
+    throw too_large;
+  }
   const cost::RooflineCostModel cost(cluster.device);
   const lowering::TaskGraph graph = lowering::lower_iteration(model, plan, cost);
   log.info("lowered to {} tasks and {} dependencies in {}", graph.size(), graph.dependency_count(),

@@ -1,6 +1,7 @@
 // Private: `twocs run`, simulating one training iteration.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -22,6 +23,9 @@ struct RunOptions {
   bool quiet = false;
   bool verbose = false;
   bool ignore_memory = false;
+  /// Plans that lower to more tasks are refused before lowering (about 250 bytes of memory
+  /// and 3 us of simulation each).
+  std::uint64_t max_tasks = 20'000'000;
 };
 
 /// Runs the simulation and writes the requested outputs. Throws the errors a user can cause

@@ -243,3 +243,22 @@ TEST_CASE("validate: optimizer sharding is allowed without data parallelism") {
   p.optimizer.sharding = OptimizerSharding::full;
   CHECK_NOTHROW(validate(gpt3_175b(), p));
 }
+
+TEST_CASE("validate: sizes beyond any model are rejected before they can overflow") {
+  twocs::model::TransformerConfig m;
+  m.name = "huge";
+  m.layers = 2;
+  m.hidden = std::int64_t{1} << 40;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 4096;
+  m.vocab = 51200;
+  m.seq_len = 2048;
+  try {
+    twocs::model::validate(m);
+    FAIL("expected an InputError");
+  } catch (const twocs::InputError& e) {
+    CHECK(e.key_path() == "model.hidden");
+    CHECK(std::string(e.what()).find("beyond") != std::string::npos);
+  }
+}
