@@ -84,15 +84,17 @@ DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::T
 }
 
 lowering::DeviceId last_finishing_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline) {
-  std::vector<double> last(static_cast<std::size_t>(graph.device_count()), 0.0);
+  // Devices folded away (lowering::LoweringOptions) run no kernel: they are never measured.
+  std::vector<double> last(static_cast<std::size_t>(graph.device_count()), -1.0);
+  for (lowering::TaskId id = 0; id < graph.size(); ++id)
+    if (!graph.task(id).is_transfer()) last[static_cast<std::size_t>(graph.task(id).device)] = 0.0;
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     const auto& task = graph.task(id);
     const double finish = timeline.tasks[id].finish.value();
-    auto& a = last[static_cast<std::size_t>(task.device)];
-    a = std::max(a, finish);
-    if (task.peer >= 0) {
-      auto& b = last[static_cast<std::size_t>(task.peer)];
-      b = std::max(b, finish);
+    for (lowering::DeviceId d : {task.device, task.peer}) {
+      if (d < 0) continue;
+      auto& latest = last[static_cast<std::size_t>(d)];
+      if (latest >= 0) latest = std::max(latest, finish);
     }
   }
   assert(!last.empty());

@@ -1,7 +1,9 @@
 #include <twocs/cli/app.hpp>
 
 #include <exception>
+#include <map>
 #include <memory>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/ostream_sink.h>
@@ -40,6 +42,12 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   run->add_flag("--ignore-memory", o.ignore_memory, "Simulate even when the plan does not fit in device memory");
   run->add_option("--max-tasks", o.max_tasks, "Refuse plans that lower to more tasks than this (default 20000000)")
       ->check(CLI::PositiveNumber);
+  const std::map<std::string, FoldMode> fold_modes{
+      {"auto", FoldMode::automatic}, {"on", FoldMode::on}, {"off", FoldMode::off}};
+  run->add_option("--fold", o.fold,
+                  "Simulate one device per pipeline stage, mirroring identical tensor and data-parallel peers: "
+                  "auto (when the full run exceeds 2M tasks), on, off")
+      ->transform(CLI::CheckedTransformer(fold_modes, CLI::ignore_case));
 }
 
 } // namespace

@@ -39,6 +39,23 @@ void write_dag(const std::filesystem::path& path, const lowering::TaskGraph& gra
   });
 }
 
+lowering::LoweringOptions choose_lowering(const RunOptions& options, const model::TransformerConfig& model,
+                                          const model::TrainingPlan& plan, spdlog::logger& log) {
+  lowering::LoweringOptions lowering;
+  const bool has_replicas = plan.parallelism.tensor * plan.parallelism.data > 1;
+  switch (options.fold) {
+  case FoldMode::on: lowering.fold_replicas = has_replicas; break;
+  case FoldMode::off: break;
+  case FoldMode::automatic:
+    lowering.fold_replicas = has_replicas && lowering::estimate_task_count(model, plan) > options.fold_above_tasks;
+    break;
+  }
+  if (lowering.fold_replicas)
+    log.info("folding replicas: simulating one device per pipeline stage ({} of {}); --fold off simulates all",
+             plan.parallelism.pipeline, plan.world_size());
+  return lowering;
+}
+
 } // namespace
 
 void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log) {
@@ -57,20 +74,21 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
              units::to_string(memory.peak), units::to_string(memory.capacity));
   }
 
-  const std::uint64_t expected_tasks = lowering::estimate_task_count(model, plan);
+  const lowering::LoweringOptions lowering_options = choose_lowering(options, model, plan, log);
+  const std::uint64_t expected_tasks = lowering::estimate_task_count(model, plan, lowering_options);
   if (expected_tasks > options.max_tasks) {
     InputError too_large(fmt::format("this plan lowers to about {} tasks, more than the {} twocs simulates by default "
                                      "(about {} of memory)",
                                      expected_tasks, options.max_tasks,
                                      units::to_string(units::Bytes(250.0 * static_cast<double>(expected_tasks)))),
                          "training",
-                         "simulate fewer micro-batches (training.global_batch) or fewer data-parallel replicas, or "
-                         "raise the limit with --max-tasks if the machine has the memory");
+                         "simulate fewer micro-batches (training.global_batch), fold replicas (--fold on), or raise "
+                         "the limit with --max-tasks if the machine has the memory");
     too_large.set_location({options.workload ? options.workload->string() : io::embedded_default_workload().name});
     throw too_large;
   }
   const cost::RooflineCostModel cost(cluster.device);
-  const lowering::TaskGraph graph = lowering::lower_iteration(model, plan, cost);
+  const lowering::TaskGraph graph = lowering::lower_iteration(model, plan, cost, lowering_options);
   log.info("lowered to {} tasks and {} dependencies in {}", graph.size(), graph.dependency_count(),
            units::to_string(since(start)));
 

@@ -12,6 +12,13 @@
 
 namespace twocs::cli {
 
+/// Whether to simulate every device or one per pipeline stage (lowering::LoweringOptions).
+enum class FoldMode {
+  automatic, // fold when the full DAG would exceed fold_above_tasks
+  on,
+  off,
+};
+
 struct RunOptions {
   std::optional<std::filesystem::path> workload;
   std::optional<std::filesystem::path> platform;
@@ -26,6 +33,10 @@ struct RunOptions {
   /// Plans that lower to more tasks are refused before lowering (about 250 bytes of memory
   /// and 3 us of simulation each).
   std::uint64_t max_tasks = 20'000'000;
+  FoldMode fold = FoldMode::automatic;
+  /// With FoldMode::automatic, plans whose full DAG has more tasks than this are folded (a few
+  /// seconds of simulation on one core at about 0.3 M tasks per second).
+  std::uint64_t fold_above_tasks = 2'000'000;
 };
 
 /// Runs the simulation and writes the requested outputs. Throws the errors a user can cause

@@ -70,6 +70,7 @@ std::string json_summary(const analysis::Summary& summary) {
   out["iteration_time_s"] = number(summary.iteration_time.value());
   out["world_size"] = summary.world_size;
   out["measured_device"] = summary.measured_device;
+  out["simulated_devices"] = summary.simulated_devices;
   out["breakdown_s"] = breakdown(summary.breakdown);
   out["exposed_comm_by_kind_s"] = per_group(summary.exposed_comm_by_group);
   out["comm_busy_s"] = number(summary.comm_busy.value());

@@ -116,6 +116,9 @@ std::string summary_table(const analysis::Summary& s) {
   write_memory(out, s.memory);
   out.push_back('\n');
   row(out, "simulated tasks", grouped(s.simulated_tasks));
+  if (s.simulated_devices > 0 && s.simulated_devices < s.world_size)
+    row(out, "folded replicas",
+        fmt::format("{} of {} devices simulated (the rest mirror them)", s.simulated_devices, s.world_size));
   row(out, "wall time", units::to_string(s.wall_time));
   return fmt::to_string(out);
 }

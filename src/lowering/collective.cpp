@@ -18,15 +18,11 @@ RingPlan ring_plan(model::Collective kind, std::size_t devices, units::Bytes siz
 }
 
 CollectiveInstance::CollectiveInstance(TaskGraph& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
-                                       std::int32_t instance_id)
+                                       std::int32_t instance_id, std::optional<DeviceId> only_member)
     : devices_(std::move(devices)) {
   assert(spec.kind != model::Collective::send_recv || devices_.size() == 2);
-  const std::size_t n = devices_.size();
-  const RingPlan plan = ring_plan(spec.kind, n, spec.size);
+  const RingPlan plan = ring_plan(spec.kind, devices_.size(), spec.size);
   steps_ = plan.steps;
-  // A send_recv has one transfer, from the first device to the second; a ring has n per step.
-  senders_ = spec.kind == model::Collective::send_recv ? 1 : n;
-  const std::size_t senders = senders_;
   Task task;
   task.kind = TaskKind::transfer;
   task.stream = stream_for(spec.group);
@@ -37,9 +33,21 @@ CollectiveInstance::CollectiveInstance(TaskGraph& graph, const CollectiveSpec& s
   task.collective = instance_id;
   task.label = spec.label;
   task.bytes = plan.chunk;
-  transfers_.reserve(static_cast<std::size_t>(steps_) * senders);
+  if (only_member && steps_ > 0) {
+    assert(spec.kind != model::Collective::send_recv && "point-to-point messages connect simulated devices");
+    lower_mirrored(graph, task, position_of(*only_member));
+  } else {
+    lower_ring(graph, task, spec.kind == model::Collective::send_recv);
+  }
+}
+
+void CollectiveInstance::lower_ring(TaskGraph& graph, Task task, bool point_to_point) {
+  const std::size_t n = devices_.size();
+  // A send_recv has one transfer, from the first device to the second; a ring has n per step.
+  senders_ = point_to_point ? 1 : n;
+  transfers_.reserve(static_cast<std::size_t>(steps_) * senders_);
   for (int step = 0; step < steps_; ++step) {
-    for (std::size_t i = 0; i < senders; ++i) {
+    for (std::size_t i = 0; i < senders_; ++i) {
       task.step = step;
       task.device = devices_[i];
       task.peer = devices_[(i + 1) % n];
@@ -50,6 +58,30 @@ CollectiveInstance::CollectiveInstance(TaskGraph& graph, const CollectiveSpec& s
       // device i sends one chunk at a time.
       graph.add_dependency(transfer(step - 1, (i + n - 1) % n), id);
       graph.add_dependency(transfer(step - 1, i), id);
+    }
+  }
+}
+
+void CollectiveInstance::lower_mirrored(TaskGraph& graph, Task task, std::size_t member) {
+  const std::size_t n = devices_.size();
+  mirrored_ = true;
+  senders_ = 2;
+  transfers_.reserve(static_cast<std::size_t>(steps_) * 2);
+  for (int step = 0; step < steps_; ++step) {
+    task.step = step;
+    task.device = devices_[member];
+    task.peer = devices_[(member + 1) % n];
+    const TaskId send = graph.add_task(task);
+    task.device = devices_[(member + n - 1) % n];
+    task.peer = devices_[member];
+    const TaskId receive = graph.add_task(task);
+    transfers_.push_back(send);
+    transfers_.push_back(receive);
+    if (step == 0) continue;
+    // Each forwards what it received in the previous step, after its own previous send.
+    for (TaskId next : {send, receive}) {
+      graph.add_dependency(transfers_[static_cast<std::size_t>(step - 1) * 2], next);
+      graph.add_dependency(transfers_[static_cast<std::size_t>(step - 1) * 2 + 1], next);
     }
   }
 }
@@ -73,6 +105,13 @@ std::vector<TaskId> CollectiveInstance::join(TaskGraph& graph, DeviceId device, 
   if (senders_ == 1) { // send_recv: the transfer waits for both ends (a blocking, matched send and receive)
     for (TaskId e : entry) graph.add_dependency(e, transfers_[0]);
     return {transfers_[0]};
+  }
+  if (mirrored_) { // the folded predecessor reached the collective when this member did
+    for (TaskId e : entry) {
+      graph.add_dependency(e, transfers_[0]);
+      graph.add_dependency(e, transfers_[1]);
+    }
+    return {transfers_[transfers_.size() - 2], transfers_.back()};
   }
   // Device i sends in step 0 and receives from its predecessor in step 0: both wait for it.
   const std::size_t predecessor = (i + n - 1) % n;

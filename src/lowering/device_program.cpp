@@ -5,12 +5,25 @@
 
 namespace twocs::lowering {
 
+std::optional<DeviceId> CollectiveRegistry::only_simulated_member(const std::vector<DeviceId>& devices) const {
+  if (simulated_.empty()) return std::nullopt;
+  std::vector<DeviceId> members;
+  for (DeviceId d : devices)
+    if (simulated_[static_cast<std::size_t>(d)]) members.push_back(d);
+  assert((members.size() == 1 || members.size() == devices.size()) && "a group is either folded or simulated whole");
+  if (members.size() == devices.size()) return std::nullopt;
+  return members.front();
+}
+
 std::vector<TaskId> CollectiveRegistry::join_key(const Key& key, const CollectiveSpec& spec,
                                                  const std::vector<DeviceId>& devices, DeviceId device,
                                                  std::span<const TaskId> entry) {
   auto it = pending_.find(key);
   if (it == pending_.end())
-    it = pending_.emplace(key, std::make_unique<CollectiveInstance>(graph_, spec, devices, next_instance_++)).first;
+    it = pending_
+             .emplace(key, std::make_unique<CollectiveInstance>(graph_, spec, devices, next_instance_++,
+                                                                only_simulated_member(devices)))
+             .first;
   assert(it->second->devices() == devices && "members of a group disagree on its collectives");
   std::vector<TaskId> done = it->second->join(graph_, device, entry);
   if (it->second->all_joined()) pending_.erase(it);

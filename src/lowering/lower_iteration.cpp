@@ -18,6 +18,13 @@ namespace {
 
 using detail::PreparedSequence;
 
+std::vector<bool> simulation_mask(const std::vector<DeviceId>& devices, std::int64_t world) {
+  if (static_cast<std::int64_t>(devices.size()) == world) return {};
+  std::vector<bool> mask(static_cast<std::size_t>(world), false);
+  for (DeviceId d : devices) mask[static_cast<std::size_t>(d)] = true;
+  return mask;
+}
+
 /// The operator sequences every device runs, costed and labelled once.
 struct PreparedModel {
   PreparedSequence layer_forward, layer_backward, layer_recompute;
@@ -29,9 +36,10 @@ struct PreparedModel {
 class IterationLowering {
 public:
   IterationLowering(const model::TransformerConfig& model, const model::TrainingPlan& plan,
-                    const cost::OperatorCostModel& cost)
+                    const cost::OperatorCostModel& cost, const LoweringOptions& options)
       : model_(model), plan_(plan), cost_(cost), layout_(plan.parallelism),
-        graph_(static_cast<DeviceId>(layout_.world_size())), registry_(graph_),
+        graph_(static_cast<DeviceId>(layout_.world_size())), devices_(simulated_devices(plan, options)),
+        registry_(graph_, simulation_mask(devices_, layout_.world_size())),
         chunks_(model::partition_layers(model, plan)) {
     const auto shape = model::LayerShape::of(model, plan);
     ops_.layer_forward = detail::prepare(graph_, model::transformer_layer_forward(shape), cost);
@@ -52,7 +60,7 @@ public:
   }
 
   TaskGraph run() && {
-    for (DeviceId device = 0; device < graph_.device_count(); ++device) lower_device(device);
+    for (DeviceId device : devices_) lower_device(device);
     assert(registry_.pending() == 0 && "a collective was not joined by all of its members");
     return std::move(graph_);
   }
@@ -258,6 +266,7 @@ private:
   const cost::OperatorCostModel& cost_;
   RankLayout layout_;
   TaskGraph graph_;
+  std::vector<DeviceId> devices_;
   CollectiveRegistry registry_;
   std::vector<model::ModelChunk> chunks_;
   PreparedModel ops_;
@@ -326,9 +335,21 @@ void IterationLowering::finish_iteration(DeviceState& s) {
 
 } // namespace
 
+std::vector<DeviceId> simulated_devices(const model::TrainingPlan& plan, const LoweringOptions& options) {
+  const RankLayout layout(plan.parallelism);
+  std::vector<DeviceId> devices;
+  if (!options.fold_replicas) {
+    for (DeviceId d = 0; d < layout.world_size(); ++d) devices.push_back(d);
+    return devices;
+  }
+  for (std::int64_t stage = 0; stage < plan.parallelism.pipeline; ++stage)
+    devices.push_back(layout.rank({0, 0, stage}));
+  return devices;
+}
+
 TaskGraph lower_iteration(const model::TransformerConfig& model, const model::TrainingPlan& plan,
-                          const cost::OperatorCostModel& cost) {
-  return IterationLowering(model, plan, cost).run();
+                          const cost::OperatorCostModel& cost, const LoweringOptions& options) {
+  return IterationLowering(model, plan, cost, options).run();
 }
 
 } // namespace twocs::lowering

@@ -113,6 +113,7 @@ inline analysis::Summary tiny_summary() {
   s.platform_name = "toy-cluster";
   s.iteration_time = units::seconds(6.5e-3);
   s.world_size = 2;
+  s.simulated_devices = 2;
   s.measured_device = 1;
   s.breakdown = {units::seconds(3.5e-3), units::seconds(1e-3), units::seconds(2e-4), units::seconds(2e-3)};
   s.exposed_comm_by_group = {units::seconds(2.5e-4), units::seconds(2.5e-4), units::seconds(5e-4)};

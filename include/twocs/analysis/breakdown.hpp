@@ -20,8 +20,8 @@ struct DeviceBreakdown {
 [[nodiscard]] DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                              lowering::DeviceId device, units::Seconds iteration_time);
 
-/// The device whose last task (kernel, or transfer it sends or receives) finishes last; the
-/// lowest such device on ties.
+/// Among the devices that run kernels, the one whose last task (kernel, or transfer it sends or
+/// receives) finishes last; the lowest such device on ties.
 [[nodiscard]] lowering::DeviceId last_finishing_device(const lowering::TaskGraph& graph,
                                                        const engine::Timeline& timeline);
 

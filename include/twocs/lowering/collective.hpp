@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -40,25 +41,35 @@ struct RingPlan {
 class CollectiveInstance {
 public:
   /// Lowers `spec` over `devices` (in ring order; for send_recv: sender, receiver) into `graph`.
+  ///
+  /// `only_member`: when the other members are folded away (not simulated, because they run
+  /// exactly what this member runs), lower just this member's part of the ring: in each step
+  /// its send to its successor and its predecessor's send to it, the latter ordered as this
+  /// member's own sends are (by symmetry the predecessor is at the same point at the same time).
+  /// On a symmetric network the member's timeline is the one of the full ring.
   CollectiveInstance(TaskGraph& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
-                     std::int32_t instance_id);
+                     std::int32_t instance_id, std::optional<DeviceId> only_member = std::nullopt);
 
   /// `device` takes part once `entry` has finished; returns the tasks after which its part is
   /// done (its last send and its last receive). With one device there is nothing to do and the
   /// entry is returned unchanged.
   [[nodiscard]] std::vector<TaskId> join(TaskGraph& graph, DeviceId device, std::span<const TaskId> entry);
 
-  [[nodiscard]] bool all_joined() const { return joined_ == devices_.size(); }
+  [[nodiscard]] bool all_joined() const { return joined_ == (mirrored_ ? 1 : devices_.size()); }
   [[nodiscard]] const std::vector<DeviceId>& devices() const { return devices_; }
 
 private:
   [[nodiscard]] std::size_t position_of(DeviceId device) const;
   [[nodiscard]] TaskId transfer(int step, std::size_t position) const;
+  void lower_ring(TaskGraph& graph, Task task, bool point_to_point);
+  void lower_mirrored(TaskGraph& graph, Task task, std::size_t member);
 
   std::vector<DeviceId> devices_;
   int steps_ = 0;
-  std::size_t senders_ = 0;       // devices that send in each step: n for a ring, 1 for send_recv
-  std::vector<TaskId> transfers_; // [step * senders + position]: from devices_[position] to its successor
+  std::size_t senders_ = 0;       // transfers per step: n for a ring, 1 for send_recv, 2 mirrored
+  std::vector<TaskId> transfers_; // [step * senders + position]: from devices_[position] to its successor;
+                                  // mirrored: [step * 2] the member's send, [step * 2 + 1] its receive
+  bool mirrored_ = false;
   std::size_t joined_ = 0;
 };
 

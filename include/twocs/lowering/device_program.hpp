@@ -20,7 +20,10 @@ namespace twocs::lowering {
 /// The collectives some members of a group have issued and others not yet.
 class CollectiveRegistry {
 public:
-  explicit CollectiveRegistry(TaskGraph& graph) : graph_(graph) {}
+  /// `simulated[d]` tells whether device d runs a program; empty means every device does. A
+  /// group must have all its members simulated or exactly one (the others folded away).
+  explicit CollectiveRegistry(TaskGraph& graph, std::vector<bool> simulated = {})
+      : graph_(graph), simulated_(std::move(simulated)) {}
 
   /// Joins `device` to the `sequence`-th collective of its group (identified by `group_kind` and
   /// the group's first device), lowering it when `device` is the first member to get there.
@@ -39,7 +42,10 @@ private:
   std::vector<TaskId> join_key(const Key& key, const CollectiveSpec& spec, const std::vector<DeviceId>& devices,
                                DeviceId device, std::span<const TaskId> entry);
 
+  [[nodiscard]] std::optional<DeviceId> only_simulated_member(const std::vector<DeviceId>& devices) const;
+
   TaskGraph& graph_;
+  std::vector<bool> simulated_;
   std::map<Key, std::unique_ptr<CollectiveInstance>> pending_;
   std::int32_t next_instance_ = 0;
 };

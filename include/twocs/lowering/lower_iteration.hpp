@@ -4,6 +4,8 @@
 // (bucketed and overlapped with backward, or after it) and the optimizer step.
 #pragma once
 
+#include <vector>
+
 #include <twocs/cost/operator_cost_model.hpp>
 #include <twocs/lowering/task_graph.hpp>
 #include <twocs/model/training_plan.hpp>
@@ -11,8 +13,21 @@
 
 namespace twocs::lowering {
 
+struct LoweringOptions {
+  /// Simulate one device per pipeline stage (tensor rank 0 of data-parallel replica 0) instead
+  /// of all of them. Tensor-parallel peers and data-parallel replicas run the same program, so
+  /// on a symmetric network their timelines are identical: their collectives are lowered from
+  /// the simulated member's side only (CollectiveInstance's `only_member`), which keeps its
+  /// links loaded as in the full run. Traffic that other replicas would add to shared links
+  /// (an oversubscribed fat tree's upper levels) is not simulated.
+  bool fold_replicas = false;
+};
+
 /// `model` and `plan` must have passed model::validate. Costs kernels with `cost`.
 [[nodiscard]] TaskGraph lower_iteration(const model::TransformerConfig& model, const model::TrainingPlan& plan,
-                                        const cost::OperatorCostModel& cost);
+                                        const cost::OperatorCostModel& cost, const LoweringOptions& options = {});
+
+/// The devices that run a program under `options`, in increasing order.
+[[nodiscard]] std::vector<DeviceId> simulated_devices(const model::TrainingPlan& plan, const LoweringOptions& options);
 
 } // namespace twocs::lowering

@@ -1,0 +1,124 @@
+// Folding identical replicas (one simulated device per pipeline stage) must not change what a
+// symmetric, non-blocking cluster reports: the folded and the full simulation agree.
+#include <doctest/doctest.h>
+
+#include <twocs/analysis/summarize.hpp>
+#include <twocs/cost/roofline.hpp>
+#include <twocs/engine/simulate.hpp>
+#include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/lowering/task_count.hpp>
+#include <twocs/platform/topology.hpp>
+
+using namespace twocs;
+
+namespace {
+
+hardware::ClusterSpec cluster_of(std::int64_t nodes, std::int64_t devices_per_node) {
+  hardware::ClusterSpec c;
+  c.name = "test";
+  c.device.name = "A100";
+  c.device.peak_flops[model::Dtype::bf16] = units::FlopRate(312e12);
+  c.device.memory = units::Bytes(80.0 * 1073741824.0);
+  c.device.memory_bandwidth = units::ByteRate(2039e9);
+  c.nodes = nodes;
+  c.node.devices = devices_per_node;
+  c.node.interconnect = {units::ByteRate(300e9), units::Seconds(2e-6)};
+  c.network.link = {units::ByteRate(25e9), units::Seconds(5e-6)};
+  return c;
+}
+
+model::TransformerConfig gpt_small() {
+  model::TransformerConfig m;
+  m.name = "gpt-small";
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 4096;
+  m.vocab = 51200;
+  m.seq_len = 1024;
+  return m;
+}
+
+struct Outcome {
+  analysis::Summary summary;
+  std::size_t tasks = 0;
+};
+
+Outcome simulate(const model::TrainingPlan& plan, const hardware::ClusterSpec& cluster, bool fold) {
+  const auto model = gpt_small();
+  const cost::RooflineCostModel cost(cluster.device);
+  const auto graph = lowering::lower_iteration(model, plan, cost, {fold});
+  CHECK(graph.is_acyclic());
+  const auto timeline = engine::simulate(graph, platform::build_topology(cluster, plan.world_size()));
+  return {analysis::summarize(graph, timeline, model, plan, cluster), graph.size()};
+}
+
+void check_same(const analysis::Summary& folded, const analysis::Summary& full) {
+  const auto same = [](units::Seconds a, units::Seconds b) {
+    CHECK(a.value() == doctest::Approx(b.value()).epsilon(1e-9).scale(1e-3));
+  };
+  same(folded.iteration_time, full.iteration_time);
+  same(folded.breakdown.compute, full.breakdown.compute);
+  same(folded.breakdown.exposed_comm, full.breakdown.exposed_comm);
+  same(folded.breakdown.overlapped_comm, full.breakdown.overlapped_comm);
+  same(folded.breakdown.idle, full.breakdown.idle);
+  for (std::size_t g = 0; g < 3; ++g) {
+    same(folded.exposed_comm_by_group[g], full.exposed_comm_by_group[g]);
+    same(folded.comm_busy_by_group[g], full.comm_busy_by_group[g]);
+  }
+}
+
+} // namespace
+
+TEST_CASE("folded and full simulations agree on a symmetric cluster") {
+  struct Case {
+    std::int64_t t, p, d, m;
+    model::OptimizerSharding sharding;
+    bool sequence;
+  };
+  for (const Case& c : {Case{2, 1, 2, 2, model::OptimizerSharding::none, false},
+                        Case{2, 2, 2, 4, model::OptimizerSharding::none, false},
+                        Case{4, 2, 2, 2, model::OptimizerSharding::optimizer, true},
+                        Case{1, 2, 4, 4, model::OptimizerSharding::full, false}}) {
+    CAPTURE(c.t);
+    CAPTURE(c.p);
+    CAPTURE(c.d);
+    model::TrainingPlan plan;
+    plan.micro_batch = 1;
+    plan.global_batch = c.m * c.d;
+    plan.parallelism.tensor = c.t;
+    plan.parallelism.pipeline = c.p;
+    plan.parallelism.data = c.d;
+    plan.parallelism.sequence = c.sequence;
+    plan.optimizer.sharding = c.sharding;
+    // Tensor-parallel groups fill a node; replicas and stages sit on separate nodes.
+    const auto cluster = cluster_of(c.p * c.d, c.t);
+    const auto full = simulate(plan, cluster, false);
+    const auto folded = simulate(plan, cluster, true);
+    CHECK(folded.summary.simulated_devices == c.p);
+    CHECK(full.summary.simulated_devices == c.t * c.p * c.d);
+    CHECK(folded.tasks < full.tasks);
+    check_same(folded.summary, full.summary);
+  }
+}
+
+TEST_CASE("the task estimate tracks the lowered DAG, folded or not") {
+  model::TrainingPlan plan;
+  plan.micro_batch = 1;
+  plan.global_batch = 8;
+  plan.parallelism.tensor = 4;
+  plan.parallelism.pipeline = 2;
+  plan.parallelism.data = 2;
+  const auto model = gpt_small();
+  const auto cluster = cluster_of(4, 4);
+  const cost::RooflineCostModel cost(cluster.device);
+  for (bool fold : {false, true}) {
+    CAPTURE(fold);
+    const auto graph = lowering::lower_iteration(model, plan, cost, {fold});
+    const auto estimate = static_cast<double>(lowering::estimate_task_count(model, plan, {fold}));
+    // An upper bound within a factor of 1.5 of the real size.
+    CHECK(estimate >= static_cast<double>(graph.size()));
+    CHECK(estimate <= 1.5 * static_cast<double>(graph.size()));
+  }
+}
