@@ -12,45 +12,21 @@
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/platform/topology.hpp>
 
+#include "support/scenarios.hpp"
+
 using namespace twocs;
 
 namespace {
 
-hardware::ClusterSpec cluster_of(std::int64_t nodes, std::int64_t devices_per_node, double node_bandwidth,
-                                 double node_latency, double nic_bandwidth = 25e9, double nic_latency = 5e-6) {
-  hardware::ClusterSpec c;
-  c.name = "test";
-  c.device.name = "A100";
-  c.device.peak_flops[model::Dtype::bf16] = units::FlopRate(312e12);
-  c.device.memory = units::Bytes(80.0 * 1073741824.0);
-  c.device.memory_bandwidth = units::ByteRate(2039e9);
-  c.nodes = nodes;
-  c.node.devices = devices_per_node;
-  c.node.interconnect = {units::ByteRate(node_bandwidth), units::Seconds(node_latency)};
-  c.network.link = {units::ByteRate(nic_bandwidth), units::Seconds(nic_latency)};
-  return c;
-}
+using testing::cluster_of;
+using testing::plan_of;
 
-model::TransformerConfig gpt_small() {
-  model::TransformerConfig m;
-  m.name = "gpt-small";
-  m.layers = 4;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 4096;
-  m.vocab = 51200;
-  m.seq_len = 1024;
-  return m;
-}
+model::TransformerConfig gpt_small() { return testing::gpt(4, 1024, 16, 1024); }
 
-model::TrainingPlan plan_of(std::int64_t t, std::int64_t d, std::int64_t micro_batches) {
-  model::TrainingPlan plan;
-  plan.micro_batch = 1;
-  plan.global_batch = micro_batches * d;
-  plan.parallelism.tensor = t;
-  plan.parallelism.data = d;
-  return plan;
+testing::Links links(double node_bandwidth, double node_latency, double nic_bandwidth = 25e9,
+                     double nic_latency = 5e-6) {
+  return {units::ByteRate(node_bandwidth), units::Seconds(node_latency), units::ByteRate(nic_bandwidth),
+          units::Seconds(nic_latency)};
 }
 
 struct Run {
@@ -83,7 +59,7 @@ TEST_CASE("a ring all-reduce on an idle switch takes 2(n-1)/n S/B + 2(n-1) L") {
       for (int i = 0; i < n; ++i) devices.push_back(i);
       lowering::CollectiveInstance ring(graph, spec, devices, 0);
       for (int i = 0; i < n; ++i) (void)ring.join(graph, i, {});
-      const auto timeline = engine::simulate(graph, platform::build_topology(cluster_of(1, n, B, L), n));
+      const auto timeline = engine::simulate(graph, platform::build_topology(cluster_of(1, n, links(B, L)), n));
       const double expected = 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * L;
       CHECK(timeline.makespan.value() == doctest::Approx(expected).epsilon(1e-3));
     }
@@ -94,7 +70,7 @@ TEST_CASE("compute + exposed communication + idle adds up to the iteration time"
   for (auto [t, d] : {std::pair{1, 1}, std::pair{4, 1}, std::pair{2, 4}, std::pair{8, 2}}) {
     CAPTURE(t);
     CAPTURE(d);
-    const auto run = simulate(gpt_small(), plan_of(t, d, 2), cluster_of(2, 8, 300e9, 2e-6));
+    const auto run = simulate(gpt_small(), plan_of(t, 1, d, 2), cluster_of(2, 8));
     const auto& b = run.summary.breakdown;
     CHECK((b.compute + b.exposed_comm + b.idle).value() ==
           doctest::Approx(run.summary.iteration_time.value()).epsilon(1e-12));
@@ -108,8 +84,8 @@ TEST_CASE("compute + exposed communication + idle adds up to the iteration time"
 
 TEST_CASE("with two data-parallel replicas, overlapping the gradient reduction hides data-parallel communication") {
   // A slow network makes the gradient all-reduce long enough to matter.
-  const auto cluster = cluster_of(2, 1, 300e9, 2e-6, 5e9, 5e-6);
-  auto plan = plan_of(1, 2, 2);
+  const auto cluster = cluster_of(2, 1, links(300e9, 2e-6, 5e9));
+  auto plan = plan_of(1, 1, 2, 2);
   plan.overlap.dp_grad_reduce = false;
   const auto after = simulate(gpt_small(), plan, cluster);
   plan.overlap.dp_grad_reduce = true;
@@ -138,7 +114,7 @@ TEST_CASE("tensor-parallel communication time follows the ring closed form as th
   const double per_token_fp32 = b * s * 4; // the cross-entropy's small all-reduces
   for (int t : {2, 4, 8}) {
     CAPTURE(t);
-    const auto run = simulate(m, plan_of(t, 1, 1), cluster_of(1, 8, B, L));
+    const auto run = simulate(m, plan_of(t, 1, 1, 1), cluster_of(1, 8, links(B, L)));
     const auto ring = [&](double S) { return 2.0 * (t - 1) / t * S / B + 2.0 * (t - 1) * L; };
     // Per micro-batch: 2 forward + 2 backward all-reduces per layer, one for the embedding, one
     // for the logits' input gradient and three small ones in the vocabulary-parallel cross-entropy.
@@ -150,7 +126,7 @@ TEST_CASE("tensor-parallel communication time follows the ring closed form as th
 }
 
 TEST_CASE("one device alone only computes: no communication, no idle time, MFU from the kernels") {
-  const auto run = simulate(gpt_small(), plan_of(1, 1, 1), cluster_of(1, 1, 300e9, 2e-6));
+  const auto run = simulate(gpt_small(), plan_of(1, 1, 1, 1), cluster_of(1, 1));
   CHECK(run.summary.comm_busy.value() == 0);
   CHECK(run.summary.breakdown.idle.value() == doctest::Approx(0).epsilon(1e-12));
   double busy = 0;

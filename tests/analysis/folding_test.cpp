@@ -9,36 +9,15 @@
 #include <twocs/lowering/task_count.hpp>
 #include <twocs/platform/topology.hpp>
 
+#include "support/scenarios.hpp"
+
 using namespace twocs;
 
 namespace {
 
-hardware::ClusterSpec cluster_of(std::int64_t nodes, std::int64_t devices_per_node) {
-  hardware::ClusterSpec c;
-  c.name = "test";
-  c.device.name = "A100";
-  c.device.peak_flops[model::Dtype::bf16] = units::FlopRate(312e12);
-  c.device.memory = units::Bytes(80.0 * 1073741824.0);
-  c.device.memory_bandwidth = units::ByteRate(2039e9);
-  c.nodes = nodes;
-  c.node.devices = devices_per_node;
-  c.node.interconnect = {units::ByteRate(300e9), units::Seconds(2e-6)};
-  c.network.link = {units::ByteRate(25e9), units::Seconds(5e-6)};
-  return c;
-}
+using testing::cluster_of;
 
-model::TransformerConfig gpt_small() {
-  model::TransformerConfig m;
-  m.name = "gpt-small";
-  m.layers = 4;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 4096;
-  m.vocab = 51200;
-  m.seq_len = 1024;
-  return m;
-}
+model::TransformerConfig gpt_small() { return testing::gpt(4, 1024, 16, 1024); }
 
 struct Outcome {
   analysis::Summary summary;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/golden.hpp"
+#include "support/scenarios.hpp"
 
 #include <twocs/cost/roofline.hpp>
 #include <twocs/engine/simulate.hpp>
@@ -18,38 +19,13 @@ using namespace twocs;
 
 namespace {
 
-hardware::ClusterSpec two_node_cluster(std::int64_t nodes) {
-  hardware::ClusterSpec c;
-  c.name = "test";
-  c.device.name = "A100";
-  c.device.peak_flops[model::Dtype::bf16] = units::FlopRate(312e12);
-  c.device.memory = units::Bytes(80e9);
-  c.device.memory_bandwidth = units::ByteRate(2039e9);
-  c.nodes = nodes;
-  c.node.devices = 1;
-  c.node.interconnect = {units::ByteRate(300e9), units::Seconds(2e-6)};
-  c.network.link = {units::ByteRate(25e9), units::Seconds(5e-6)};
-  return c;
-}
-
 /// "stage 0: F0 F1 F2 B0 ..." from the start times of each device's kernels.
 std::string work_order(model::PipelineSchedule schedule, std::int64_t p, std::int64_t m, std::int64_t v) {
-  model::TransformerConfig model;
-  model.name = "order";
-  model.layers = 2 * p * v;
-  model.hidden = 512;
-  model.heads = 8;
-  model.kv_heads = 8;
-  model.ffn_hidden = 2048;
-  model.vocab = 1024;
-  model.seq_len = 512;
-  model::TrainingPlan plan;
-  plan.micro_batch = 1;
-  plan.global_batch = m;
-  plan.parallelism.pipeline = p;
+  const auto model = testing::gpt(2 * p * v, 512, 8, 512, 1024);
+  auto plan = testing::plan_of(1, p, 1, m);
   plan.parallelism.virtual_stages = v;
   plan.pipeline_schedule = schedule;
-  const auto cluster = two_node_cluster(p);
+  const auto cluster = testing::cluster_of(p, 1);
   const cost::RooflineCostModel cost(cluster.device);
   const auto graph = lowering::lower_iteration(model, plan, cost);
   const auto timeline = engine::simulate(graph, platform::build_topology(cluster, p));

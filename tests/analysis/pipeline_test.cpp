@@ -8,6 +8,8 @@
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/platform/topology.hpp>
 
+#include "support/scenarios.hpp"
+
 using namespace twocs;
 
 namespace {
@@ -15,39 +17,19 @@ namespace {
 /// Communication and memory-bound kernels cost (almost) nothing: only GEMMs take time, so every
 /// stage does the same work per micro-batch.
 hardware::ClusterSpec free_communication(std::int64_t devices) {
-  hardware::ClusterSpec c;
-  c.name = "ideal";
-  c.device.name = "ideal";
-  c.device.peak_flops[model::Dtype::bf16] = units::FlopRate(312e12);
-  c.device.memory = units::Bytes(1e15);
-  c.device.memory_bandwidth = units::ByteRate(1e18);
+  const units::ByteRate unlimited(1e18);
+  auto c = testing::cluster_of(devices, 1, {unlimited, units::Seconds(0), unlimited, units::Seconds(0)});
+  c.device.memory_bandwidth = unlimited;
   c.device.roofline.kernel_overhead = units::Seconds(0);
-  c.nodes = devices;
-  c.node.devices = 1;
-  c.node.interconnect = {units::ByteRate(1e18), units::Seconds(0)};
-  c.network.link = {units::ByteRate(1e18), units::Seconds(0)};
   return c;
 }
 
-model::TransformerConfig uniform_model(std::int64_t layers) {
-  model::TransformerConfig m;
-  m.name = "uniform";
-  m.layers = layers;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 4096;
-  m.vocab = 128; // a negligible output layer keeps the stages uniform
-  m.seq_len = 1024;
-  return m;
-}
+/// A negligible output layer (vocabulary 128) keeps the stages uniform.
+model::TransformerConfig uniform_model(std::int64_t layers) { return testing::gpt(layers, 1024, 16, 1024, 128); }
 
 double idle_fraction(model::PipelineSchedule schedule, std::int64_t p, std::int64_t m, std::int64_t v = 1) {
   const auto model = uniform_model(8 * p * v);
-  model::TrainingPlan plan;
-  plan.micro_batch = 1;
-  plan.global_batch = m;
-  plan.parallelism.pipeline = p;
+  auto plan = testing::plan_of(1, p, 1, m);
   plan.parallelism.virtual_stages = v;
   plan.pipeline_schedule = schedule;
   const auto cluster = free_communication(p);

@@ -9,42 +9,18 @@
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/model/parameters.hpp>
 
+#include "support/scenarios.hpp"
+
 using namespace twocs;
 using namespace twocs::lowering;
 
 namespace {
 
-model::TransformerConfig tiny_model(std::int64_t layers = 4) {
-  model::TransformerConfig m;
-  m.name = "tiny";
-  m.layers = layers;
-  m.hidden = 256;
-  m.heads = 8;
-  m.kv_heads = 8;
-  m.ffn_hidden = 1024;
-  m.vocab = 1024;
-  m.seq_len = 128;
-  return m;
-}
+model::TransformerConfig tiny_model(std::int64_t layers = 4) { return testing::gpt(layers, 256, 8, 128, 1024); }
 
-model::TrainingPlan plan_of(std::int64_t t, std::int64_t p, std::int64_t d, std::int64_t micro_batches) {
-  model::TrainingPlan plan;
-  plan.micro_batch = 1;
-  plan.global_batch = micro_batches * d;
-  plan.parallelism.tensor = t;
-  plan.parallelism.pipeline = p;
-  plan.parallelism.data = d;
-  return plan;
-}
+using testing::plan_of;
 
-cost::RooflineCostModel a100() {
-  hardware::DeviceSpec d;
-  d.name = "A100";
-  d.peak_flops[model::Dtype::bf16] = units::FlopRate(312e12);
-  d.memory = units::Bytes(80e9);
-  d.memory_bandwidth = units::ByteRate(2039e9);
-  return cost::RooflineCostModel(d);
-}
+cost::RooflineCostModel a100() { return cost::RooflineCostModel(testing::a100()); }
 
 std::size_t count_if(const TaskGraph& g, auto&& predicate) {
   std::size_t n = 0;

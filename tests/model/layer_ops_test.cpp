@@ -7,23 +7,13 @@
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/model/parameters.hpp>
 
+#include "support/scenarios.hpp"
+
 using namespace twocs::model;
 
 namespace {
 
-TransformerConfig gpt(std::int64_t layers, std::int64_t h, std::int64_t a, std::int64_t s = 2048,
-                      std::int64_t vocab = 51200) {
-  TransformerConfig m;
-  m.name = "test";
-  m.layers = layers;
-  m.hidden = h;
-  m.heads = a;
-  m.kv_heads = a;
-  m.ffn_hidden = 4 * h;
-  m.vocab = vocab;
-  m.seq_len = s;
-  return m;
-}
+using twocs::testing::gpt;
 
 LayerShape shape_of(const TransformerConfig& m, std::int64_t b, std::int64_t t, bool sp = false) {
   LayerShape shape;

@@ -4,22 +4,13 @@
 #include <twocs/model/parameters.hpp>
 #include <twocs/model/stage_partition.hpp>
 
+#include "support/scenarios.hpp"
+
 using namespace twocs::model;
 
 namespace {
 
-TransformerConfig gpt(std::int64_t layers, std::int64_t h, std::int64_t a) {
-  TransformerConfig m;
-  m.name = "test";
-  m.layers = layers;
-  m.hidden = h;
-  m.heads = a;
-  m.kv_heads = a;
-  m.ffn_hidden = 4 * h;
-  m.vocab = 51200;
-  m.seq_len = 2048;
-  return m;
-}
+using twocs::testing::gpt;
 
 TrainingPlan plan_of(std::int64_t t, std::int64_t p, std::int64_t d, std::int64_t b, std::int64_t batch) {
   TrainingPlan plan;
