@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include <twocs/analysis/summarize.hpp>
-#include <twocs/cost/roofline.hpp>
+#include <twocs/cost/make_cost_model.hpp>
 #include <twocs/engine/simulate.hpp>
 #include <twocs/error.hpp>
 #include <twocs/io/chrome_trace.hpp>
@@ -87,8 +87,8 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
     too_large.set_location({options.workload ? options.workload->string() : io::embedded_default_workload().name});
     throw too_large;
   }
-  const cost::RooflineCostModel cost(cluster.device);
-  const lowering::TaskGraph graph = lowering::lower_iteration(model, plan, cost, lowering_options);
+  const auto cost_model = cost::make_cost_model(cluster.device); // the platform's operator model
+  const lowering::TaskGraph graph = lowering::lower_iteration(model, plan, *cost_model, lowering_options);
   log.info("lowered to {} tasks and {} dependencies in {}", graph.size(), graph.dependency_count(),
            units::to_string(since(start)));
 

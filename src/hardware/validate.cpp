@@ -34,6 +34,18 @@ void validate(const ClusterSpec& cluster) {
     throw InputError("device.operator_model.memory_efficiency must lie in (0, 1]",
                      "device.operator_model.memory_efficiency", "give a fraction of peak bandwidth such as 0.8");
   require_non_negative(d.roofline.kernel_overhead, "device.operator_model.kernel_overhead");
+  for (const auto& m : d.kernels.measured)
+    if (!d.peak(m.dtype))
+      throw InputError(fmt::format("device.operator_model.measured has a {} kernel but device.peak_flops lists no {}",
+                                   model::to_string(m.dtype), model::to_string(m.dtype)),
+                       "device.operator_model.measured",
+                       fmt::format("add {}: <rate> to device.peak_flops, or remove those rows", model::to_string(m.dtype)));
+  if (!efficiency_ok(cluster.node.interconnect.efficiency))
+    throw InputError("node.interconnect.efficiency must lie in (0, 1]", "node.interconnect.efficiency",
+                     "give the fraction of the line rate collectives sustain, e.g. 0.77");
+  if (!efficiency_ok(cluster.network.link.efficiency))
+    throw InputError("cluster.network.efficiency must lie in (0, 1]", "cluster.network.efficiency",
+                     "give the fraction of the line rate collectives sustain, e.g. 0.9");
   if (cluster.node.devices < 1)
     throw InputError("node.devices must be at least 1", "node.devices", "give the devices per node, e.g. 8");
   require_positive(cluster.node.interconnect.bandwidth, "node.interconnect.bandwidth", "300GB/s");

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "yaml_operator_model.hpp"
 #include "yaml_quantity.hpp"
 #include "yaml_reader.hpp"
 #include "yaml_suggest.hpp"
@@ -17,13 +18,11 @@ using hardware::ClusterSpec;
 constexpr std::array<std::string_view, 4> platform_keys = {"name", "device", "node", "cluster"};
 constexpr std::array<std::string_view, 5> device_keys = {"name", "peak_flops", "memory", "memory_bandwidth",
                                                          "operator_model"};
-constexpr std::array<std::string_view, 3> operator_model_keys = {"gemm_efficiency", "memory_efficiency",
-                                                                 "kernel_overhead"};
 constexpr std::array<std::string_view, 2> node_keys = {"devices", "interconnect"};
-constexpr std::array<std::string_view, 3> interconnect_keys = {"topology", "bandwidth", "latency"};
+constexpr std::array<std::string_view, 4> interconnect_keys = {"topology", "bandwidth", "latency", "efficiency"};
 constexpr std::array<std::string_view, 2> cluster_keys = {"nodes", "network"};
-constexpr std::array<std::string_view, 5> network_keys = {"topology", "bandwidth", "latency", "oversubscription",
-                                                          "nodes_per_switch"};
+constexpr std::array<std::string_view, 6> network_keys = {"topology",         "bandwidth",       "latency",
+                                                          "oversubscription", "nodes_per_switch", "efficiency"};
 
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
 constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
@@ -48,15 +47,6 @@ std::map<model::Dtype, units::FlopRate> read_peak_flops(const Field& field) {
   return peaks;
 }
 
-hardware::RooflineParams read_operator_model(const Field& field) {
-  const MappingReader m(field, operator_model_keys);
-  hardware::RooflineParams params;
-  if (const auto f = m.optional("gemm_efficiency")) params.gemm_efficiency = read_real(*f);
-  if (const auto f = m.optional("memory_efficiency")) params.memory_efficiency = read_real(*f);
-  if (const auto f = m.optional("kernel_overhead")) params.kernel_overhead = read_duration(*f, "4us");
-  return params;
-}
-
 hardware::DeviceSpec read_device(const Field& field) {
   const MappingReader d(field, device_keys);
   hardware::DeviceSpec device;
@@ -65,7 +55,11 @@ hardware::DeviceSpec read_device(const Field& field) {
   device.peak_flops = read_peak_flops(d.required("peak_flops", "{bf16: 312TFLOP/s, fp32: 19.5TFLOP/s}"));
   device.memory = read_bytes(d.required("memory", "80GiB"), "80GiB");
   device.memory_bandwidth = read_byte_rate(d.required("memory_bandwidth", "2039GB/s"), "2039GB/s");
-  if (const auto f = d.optional("operator_model")) device.roofline = read_operator_model(*f);
+  if (const auto f = d.optional("operator_model")) {
+    auto params = read_operator_model(*f);
+    device.roofline = params.roofline;
+    device.kernels = std::move(params.kernels);
+  }
   return device;
 }
 
@@ -79,6 +73,7 @@ hardware::NodeSpec read_node(const Field& field) {
     node.topology = read_enum(*f, node_topology_names, node_topology_values);
   node.interconnect.bandwidth = read_byte_rate(link.required("bandwidth", "300GB/s"), "300GB/s");
   node.interconnect.latency = read_duration(link.required("latency", "2us"), "2us");
+  if (const auto f = link.optional("efficiency")) node.interconnect.efficiency = read_real(*f);
   return node;
 }
 
@@ -91,6 +86,7 @@ hardware::NetworkSpec read_network(const Field& field) {
   network.link.latency = read_duration(n.required("latency", "5us"), "5us");
   if (const auto f = n.optional("oversubscription")) network.oversubscription = read_real(*f);
   if (const auto f = n.optional("nodes_per_switch")) network.nodes_per_switch = read_count(*f);
+  if (const auto f = n.optional("efficiency")) network.link.efficiency = read_real(*f);
   return network;
 }
 

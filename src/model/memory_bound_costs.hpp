@@ -11,7 +11,7 @@ namespace twocs::model::kernel_bytes {
 
 // clang-format off
 inline double norm_forward(Dtype d)             { return 2 * element_size(d); }     // read x, write y
-inline double norm_backward(Dtype d)            { return 4 * element_size(d); }     // read dy, x, residual grad; write dx
+inline double norm_backward(Dtype d)            { return 8 * element_size(d); }     // see below
 inline double softmax_forward(Dtype d)          { return 2 * element_size(d); }     // read scores, write probabilities
 inline double softmax_backward(Dtype d)         { return 3 * element_size(d); }     // read dy, y; write dx
 inline double dropout_forward(Dtype d)          { return 2 * element_size(d) + 1; } // read, write, write mask
@@ -24,6 +24,10 @@ inline double swiglu_backward(Dtype d)          { return 5 * element_size(d); } 
 inline double embedding_forward(Dtype d)        { return 2 * element_size(d); }     // gather rows, write output
 inline double embedding_backward(Dtype d)       { return 3 * element_size(d); }     // read dy; read-modify-write rows
 // clang-format on
+// LayerNorm backward as Apex's fused LayerNorm runs it (apex/csrc/layer_norm_cuda_kernel.cu,
+// cuda_layer_norm_gradient): a pass for the scale and shift gradients reads dy and x (2e), a pass
+// for the input gradient reads dy and x and writes dx (3e); autograd then adds the residual
+// branch's gradient to it (read two, write one: 3e). 8e per element in all.
 
 } // namespace twocs::model::kernel_bytes
 

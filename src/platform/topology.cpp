@@ -26,6 +26,10 @@ void check_inputs(const hardware::ClusterSpec& cluster, std::int64_t devices) {
   require(cluster.network.link.bandwidth.value() > 0, "cluster.network.bandwidth must be positive");
   require(cluster.node.interconnect.latency.value() >= 0, "node.interconnect.latency must not be negative");
   require(cluster.network.link.latency.value() >= 0, "cluster.network.latency must not be negative");
+  require(cluster.node.interconnect.efficiency > 0 && cluster.node.interconnect.efficiency <= 1,
+          "node.interconnect.efficiency must lie in (0, 1]");
+  require(cluster.network.link.efficiency > 0 && cluster.network.link.efficiency <= 1,
+          "cluster.network.efficiency must lie in (0, 1]");
   require(cluster.network.oversubscription >= 1, "cluster.network.oversubscription must be at least 1");
   require(cluster.network.nodes_per_switch >= 1, "cluster.network.nodes_per_switch must be at least 1");
 }
@@ -98,8 +102,13 @@ Topology build_topology(const hardware::ClusterSpec& cluster, std::int64_t devic
   t.nodes = ceil_div(devices, cluster.node.devices);
   // A route crosses two links of its level (up from the sender, down to the receiver), so each
   // carries half the configured end-to-end latency (docs/platform-model.md).
-  t.device_link = {cluster.node.interconnect.bandwidth, cluster.node.interconnect.latency / 2.0};
-  t.nic_link = {cluster.network.link.bandwidth, cluster.network.link.latency / 2.0};
+  // Links carry the sustained share of their line rate (the platform's `efficiency`): NCCL moves
+  // 128-byte payloads in packets with headers and flow control, ~20 of 25 GB/s per NVLink 3 lane
+  // (NVIDIA/nccl-tests issue #149), ~80% of NVLink 4 (issue #212).
+  const auto& node_link = cluster.node.interconnect;
+  const auto& nic = cluster.network.link;
+  t.device_link = {node_link.bandwidth * node_link.efficiency, node_link.latency / 2.0};
+  t.nic_link = {nic.bandwidth * nic.efficiency, nic.latency / 2.0};
   // Fabric links carry no latency, so every inter-node route has exactly the configured latency
   // whatever its hop count: SimGrid CM02 weights bandwidth shares by route latency, and unequal
   // latencies would split a shared link unevenly. A node's leaf link carries all its NICs.

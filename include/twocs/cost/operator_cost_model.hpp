@@ -1,5 +1,6 @@
 // The one interface through which the rest of twocs asks what a kernel costs on a device.
-// Implementations: RooflineCostModel (roofline.hpp). Calibrated tables plug in here too.
+// Implementations: KernelCostModel (kernel_cost_model.hpp; make_cost_model.hpp picks it for a
+// device) and RooflineCostModel (roofline.hpp), the plain roofline that closed-form tests use.
 #pragma once
 
 #include <memory>

@@ -12,10 +12,13 @@
 namespace twocs::hardware {
 
 /// Links are described per device and per direction (full duplex). `latency` is end to end:
-/// one message from one device to another through this level of the fabric.
+/// one message from one device to another through this level of the fabric. `efficiency` is the
+/// fraction of the line rate that collective traffic sustains (protocol and packet overheads;
+/// e.g. NCCL reaches ~230 of 300 GB/s per A100 on NVLink 3, NVIDIA/nccl-tests issue #149).
 struct LinkSpec {
   units::ByteRate bandwidth;
   units::Seconds latency;
+  double efficiency = 1.0;
 };
 
 enum class NodeTopology {

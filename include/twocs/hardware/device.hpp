@@ -5,16 +5,19 @@
 #include <optional>
 #include <string>
 
+#include <twocs/hardware/kernel_params.hpp>
 #include <twocs/model/dtype.hpp>
 #include <twocs/units/quantity.hpp>
 
 namespace twocs::hardware {
 
-/// Parameters of the roofline operator model (docs/operator-models.md). Defaults are
-/// conservative A100-class values; every catalogue platform file sets its own, with sources.
+/// The three numbers of the roofline operator model (docs/operator-models.md); the kernel model
+/// adds tiles, waves and an efficiency curve (kernel_params.hpp). Defaults are conservative
+/// A100-class values; every catalogue platform file sets its own, with sources.
 struct RooflineParams {
-  /// Fraction of peak FLOP/s a large GEMM sustains. Megatron-LM reaches 163 of 312 TFLOP/s
-  /// end to end on A100 (Narayanan et al. SC'21, Table 1); large GEMMs run near 0.8 of peak.
+  /// Fraction of peak FLOP/s a large GEMM sustains (the top of the efficiency curve). Megatron-LM
+  /// reaches 163 of 312 TFLOP/s end to end on A100 (Narayanan et al. SC'21, Table 1); large GEMMs
+  /// run near 0.8 of peak.
   double gemm_efficiency = 0.8;
   /// Fraction of peak HBM bandwidth a streaming kernel sustains (STREAM-like kernels reach
   /// about 0.8-0.9 of the A100 datasheet bandwidth; Jia et al. 2018 report ~0.9 on V100).
@@ -30,6 +33,7 @@ struct DeviceSpec {
   units::Bytes memory;                                // HBM capacity
   units::ByteRate memory_bandwidth;                   // HBM bandwidth
   RooflineParams roofline;
+  KernelModelParams kernels; // tiles, waves, efficiency curve, measured times
 
   /// Peak for `dtype`; nullopt when the device lists none (the plan is then infeasible).
   [[nodiscard]] std::optional<units::FlopRate> peak(model::Dtype dtype) const {

@@ -1,0 +1,37 @@
+// The kernel-level operator model (docs/operator-models.md): GEMMs with tile and wave
+// quantization over the device's compute units and a size-dependent efficiency curve, on the
+// tensor-core or the vector path by dtype (gemm_timing.hpp); memory-bound kernels from the bytes
+// they move over the sustained HBM bandwidth; a fixed launch and framework overhead per kernel;
+// and measured times, where the platform carries them, ahead of all formulas (measured_table.hpp).
+//
+//   time = max(compute, bytes / (HBM bandwidth x memory_efficiency)) + kernel_overhead
+//
+// the roofline (Williams, Waterman, Patterson, CACM 2009) with a quantized compute side. With no
+// compute units, tiles or k_half it is exactly RooflineCostModel for GEMMs.
+#pragma once
+
+#include <twocs/cost/measured_table.hpp>
+#include <twocs/cost/operator_cost_model.hpp>
+#include <twocs/hardware/device.hpp>
+
+namespace twocs::cost {
+
+class KernelCostModel final : public OperatorCostModel {
+public:
+  explicit KernelCostModel(hardware::DeviceSpec device);
+
+  /// The measured time where the table has the kernel's kind and dtype, else the formula.
+  [[nodiscard]] units::Seconds duration(const model::ComputeOp& op) const override;
+  /// The formula alone, ignoring measurements.
+  [[nodiscard]] units::Seconds formula_duration(const model::ComputeOp& op) const;
+  /// The arithmetic rate of memory-bound kernels in `dtype`.
+  [[nodiscard]] units::FlopRate vector_rate(model::Dtype dtype) const;
+
+  [[nodiscard]] const hardware::DeviceSpec& device() const { return device_; }
+
+private:
+  hardware::DeviceSpec device_;
+  MeasuredTable table_;
+};
+
+} // namespace twocs::cost

@@ -1,0 +1,76 @@
+// Parameters of the kernel-level operator model (docs/operator-models.md) that go beyond the
+// roofline's three numbers: the device's compute units, the GEMM tiles its BLAS library uses,
+// the size-dependent GEMM efficiency curve, the non-tensor-core (vector) path, and measured
+// kernel times that take precedence over the formulas. The platform file's
+// `device.operator_model`; every catalogue file gives them with sources.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <twocs/model/dtype.hpp>
+#include <twocs/model/operator.hpp>
+#include <twocs/units/quantity.hpp>
+
+namespace twocs::hardware {
+
+/// The output block one thread block (CTA, workgroup) of a GEMM kernel computes: an m x n tile
+/// of C, walking k in steps of `k` (NVIDIA, "Matrix Multiplication Background User's Guide",
+/// 2023, section 2.3). `efficiency` scales the device's GEMM efficiency for this tile (smaller
+/// tiles reuse less data).
+struct GemmTile {
+  std::int64_t m = 256;
+  std::int64_t n = 128;
+  std::int64_t k = 32;
+  double efficiency = 1.0;
+
+  friend bool operator==(const GemmTile&, const GemmTile&) = default;
+};
+
+/// One measured kernel time (a row of a profile): what ran and how long it took.
+struct KernelMeasurement {
+  std::string name;                         // what ran ("attn.qkv", "layernorm"); may be empty
+  model::OpKind kind = model::OpKind::gemm; // gemm, batched_gemm, or a memory-bound kind
+  model::Dtype dtype = model::Dtype::bf16;
+  std::optional<model::GemmShape> gemm; // set for gemm and batched_gemm
+  units::Bytes bytes;                   // memory-bound kernels: HBM traffic read + written
+  units::Flops flops;                   // memory-bound kernels: arithmetic (0 when not given)
+  units::Seconds time;
+};
+
+struct KernelModelParams {
+  /// Streaming multiprocessors (NVIDIA) or compute units (AMD): tiles run in waves of this many.
+  /// 0 turns tile and wave quantization off (the roofline's behaviour).
+  std::int64_t compute_units = 0;
+  /// Tiles of the tensor-core (matrix) GEMM path; the model takes the fastest, as a BLAS
+  /// library's heuristic does. Empty: no tile quantization.
+  std::vector<GemmTile> gemm_tiles;
+  /// Hockney's half-performance length of a tile's k loop: fixed work per tile (prologue, pipeline
+  /// fill, epilogue) worth this many k; a tile's time is proportional to k + gemm_k_half, so GEMMs
+  /// with a short k (attention's k = head size) run less efficiently. 0 keeps the roofline.
+  double gemm_k_half = 0;
+  /// Dtypes whose GEMMs run on matrix units (tensor cores, matrix cores). Empty: all listed dtypes.
+  std::vector<model::Dtype> matrix_dtypes;
+  /// GEMMs in other dtypes run on the vector units with these tiles and this efficiency
+  /// (nullopt: the matrix path's efficiency).
+  std::vector<GemmTile> vector_tiles;
+  std::optional<double> vector_gemm_efficiency;
+  /// Arithmetic rate of memory-bound kernels (element-wise math on the vector units). nullopt:
+  /// the training dtype's peak times gemm_efficiency, as the roofline does.
+  std::optional<units::FlopRate> vector_flops;
+  /// Measured kernel times; where some match a kernel's kind and dtype they replace the formula
+  /// (interpolated between measured sizes).
+  std::vector<KernelMeasurement> measured;
+
+  /// Whether `dtype` GEMMs take the matrix (tensor-core) path.
+  [[nodiscard]] bool is_matrix_dtype(model::Dtype dtype) const {
+    if (matrix_dtypes.empty()) return true;
+    for (model::Dtype d : matrix_dtypes)
+      if (d == dtype) return true;
+    return false;
+  }
+};
+
+} // namespace twocs::hardware

@@ -1,0 +1,196 @@
+// The kernel operator model: tile and wave quantization, the efficiency curve, the tensor-core
+// and vector paths, memory-bound kernels, the per-kernel overhead, and measured tables.
+#include <doctest/doctest.h>
+
+#include <twocs/cost/gemm_timing.hpp>
+#include <twocs/cost/kernel_cost_model.hpp>
+#include <twocs/cost/make_cost_model.hpp>
+#include <twocs/cost/roofline.hpp>
+
+using namespace twocs;
+
+namespace {
+
+/// An A100-like device: 108 units, one 256x128x32 tile, no k_half or overhead unless asked.
+hardware::DeviceSpec device(double k_half = 0, double overhead = 0) {
+  hardware::DeviceSpec d;
+  d.name = "test";
+  d.peak_flops[model::Dtype::bf16] = units::FlopRate(312e12);
+  d.peak_flops[model::Dtype::fp32] = units::FlopRate(19.5e12);
+  d.memory = units::Bytes(80e9);
+  d.memory_bandwidth = units::ByteRate(2039e9);
+  d.roofline = {0.8, 0.8, units::Seconds(overhead)};
+  d.kernels.compute_units = 108;
+  d.kernels.gemm_tiles = {{256, 128, 32, 1.0}};
+  d.kernels.gemm_k_half = k_half;
+  d.kernels.matrix_dtypes = {model::Dtype::bf16};
+  d.kernels.vector_tiles = {{128, 128, 8, 1.0}};
+  return d;
+}
+
+model::ComputeOp gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1,
+                      model::Dtype dtype = model::Dtype::bf16) {
+  model::ComputeOp op;
+  op.name = "gemm";
+  op.kind = batch > 1 ? model::OpKind::batched_gemm : model::OpKind::gemm;
+  op.dtype = dtype;
+  op.gemm = model::GemmShape{m, n, k, batch};
+  op.flops = op.gemm->flops();
+  op.bytes = cost::gemm_operand_bytes(*op.gemm, dtype);
+  return op;
+}
+
+model::ComputeOp streaming(double bytes, double flops = 0) {
+  model::ComputeOp op;
+  op.name = "layernorm";
+  op.kind = model::OpKind::normalization;
+  op.dtype = model::Dtype::bf16;
+  op.bytes = units::Bytes(bytes);
+  op.flops = units::Flops(flops);
+  return op;
+}
+
+/// Time of one wave of full 256x128 tiles with k = `k`.
+double wave(double k, double k_half = 0) { return 2.0 * 256 * 128 * (k + k_half) / (312e12 * 0.8 / 108); }
+
+} // namespace
+
+TEST_CASE("a GEMM with one tile more than a full wave costs one extra wave") {
+  // A 12 x 9 grid of 256 x 128 tiles fills the 108 units once.
+  const cost::KernelCostModel model(device());
+  const auto full_wave = gemm(256 * 12, 128 * 9, 4096);
+  const double full = model.duration(full_wave).value();
+  CHECK(full == doctest::Approx(wave(4096)).epsilon(1e-9));
+  // One tile more (a batch of 109 single tiles, on a device whose memory does not bound them):
+  // the second wave, with one busy unit, takes as long as the first.
+  auto fast_memory = device();
+  fast_memory.memory_bandwidth = units::ByteRate(1e16);
+  const cost::KernelCostModel compute_only(fast_memory);
+  const auto wave_of_108 = gemm(256, 128, 4096, 108);
+  const auto one_more = gemm(256, 128, 4096, 109);
+  const auto t = cost::time_gemm(fast_memory, *one_more.gemm, model::Dtype::bf16);
+  CHECK(t.tiles == 109);
+  CHECK(t.waves == 2);
+  CHECK(compute_only.duration(wave_of_108).value() == doctest::Approx(wave(4096)).epsilon(1e-9));
+  CHECK(compute_only.duration(one_more).value() == doctest::Approx(2 * wave(4096)).epsilon(1e-9));
+  // ... for under 1% more work. On the grid: a 13th row of tiles (117 tiles) doubles the time too.
+  CHECK(model.duration(gemm(256 * 12 + 1, 128 * 9, 4096)).value() == doctest::Approx(2 * full).epsilon(1e-9));
+}
+
+TEST_CASE("a partial tile costs a whole tile (tile quantization)") {
+  const cost::KernelCostModel model(device());
+  // n = 128 * 4 + 1 needs five tile columns of 128: as slow as n = 640.
+  CHECK(model.duration(gemm(256 * 20, 128 * 4 + 1, 4096)).value() ==
+        doctest::Approx(model.duration(gemm(256 * 20, 128 * 5, 4096)).value()).epsilon(1e-12));
+  // A small GEMM with a short k occupies one tile on one unit for a whole wave.
+  CHECK(model.duration(gemm(64, 64, 32)).value() == doctest::Approx(wave(32)).epsilon(1e-9));
+}
+
+TEST_CASE("the efficiency curve: a tile's rate grows with k as k / (k + k_half)") {
+  auto fast_memory = device(64);
+  fast_memory.memory_bandwidth = units::ByteRate(1e16);
+  const cost::KernelCostModel model(fast_memory);
+  const auto efficiency = [&](std::int64_t k) {
+    const auto op = gemm(256 * 12, 128 * 9, k);
+    return op.flops.value() / (model.duration(op).value() * 312e12);
+  };
+  CHECK(efficiency(64) == doctest::Approx(0.8 * 0.5).epsilon(1e-9));
+  CHECK(efficiency(4096) == doctest::Approx(0.8 * 4096 / 4160.0).epsilon(1e-9));
+  CHECK(efficiency(96) < efficiency(1024));
+}
+
+TEST_CASE("GEMM time never decreases when any dimension grows") {
+  const cost::KernelCostModel model(device(64, 4e-6));
+  for (std::int64_t base : {64, 500, 2048}) {
+    double last_m = 0, last_n = 0, last_k = 0, last_b = 0;
+    for (std::int64_t x = 1; x <= 8192; x = x * 3 / 2 + 1) {
+      CAPTURE(base);
+      CAPTURE(x);
+      const double tm = model.duration(gemm(x, base, base)).value();
+      const double tn = model.duration(gemm(base, x, base)).value();
+      const double tk = model.duration(gemm(base, base, x)).value();
+      const double tb = model.duration(gemm(base, base, 96, x)).value();
+      CHECK(tm >= last_m);
+      CHECK(tn >= last_n);
+      CHECK(tk >= last_k);
+      CHECK(tb >= last_b);
+      last_m = tm, last_n = tn, last_k = tk, last_b = tb;
+    }
+  }
+}
+
+TEST_CASE("dtypes without matrix units take the vector path: their peak, tiles and efficiency") {
+  auto d = device();
+  d.kernels.vector_gemm_efficiency = 0.9;
+  const cost::KernelCostModel model(d);
+  const auto fp32 = gemm(128 * 108, 128, 4096, 1, model::Dtype::fp32);
+  const auto t = cost::time_gemm(d, *fp32.gemm, model::Dtype::fp32);
+  CHECK_FALSE(t.matrix_path);
+  CHECK(t.tile.m == 128);
+  CHECK(t.waves == 1);
+  CHECK(model.duration(fp32).value() == doctest::Approx(fp32.flops.value() / (19.5e12 * 0.9)).epsilon(1e-9));
+  // In bf16 the tensor cores run 3072 x 1152 in one wave of 256x128 tiles; in fp32 it takes two
+  // waves of 128x128 tiles at a sixteenth of the rate.
+  const auto bf16 = gemm(3072, 1152, 4096);
+  auto as_fp32 = bf16;
+  as_fp32.dtype = model::Dtype::fp32;
+  CHECK(cost::time_gemm(d, *bf16.gemm, model::Dtype::bf16).matrix_path);
+  CHECK(cost::time_gemm(d, *bf16.gemm, model::Dtype::fp32).waves == 2);
+  CHECK(model.duration(as_fp32).value() / model.duration(bf16).value() ==
+        doctest::Approx(2 * (128.0 * 128 / (19.5 * 0.9)) / (256.0 * 128 / (312 * 0.8))).epsilon(1e-6));
+}
+
+TEST_CASE("memory-bound kernels take their bytes over the sustained bandwidth, plus the overhead") {
+  const cost::KernelCostModel model(device(0, 5e-6));
+  CHECK(model.duration(streaming(4e8)).value() == doctest::Approx(4e8 / (2039e9 * 0.8) + 5e-6).epsilon(1e-12));
+  // Their arithmetic runs on the vector units once given, and bounds them when it dominates.
+  auto d = device();
+  d.kernels.vector_flops = units::FlopRate(19.5e12);
+  const cost::KernelCostModel vector(d);
+  CHECK(vector.duration(streaming(1e6, 1e12)).value() == doctest::Approx(1e12 / 19.5e12).epsilon(1e-12));
+  // A skinny GEMM (matrix-vector like) splits its k loop over the idle units (split-K) and is
+  // then bound by its bytes, within the reduction's extra traffic.
+  const auto skinny = gemm(1, 8192, 8192);
+  const auto split = cost::time_gemm(model.device(), *skinny.gemm, model::Dtype::bf16);
+  CHECK(split.splits > 1);
+  CHECK(split.tiles * split.splits <= 108);
+  const double streaming_time = skinny.bytes.value() / (2039e9 * 0.8) + 5e-6;
+  CHECK(model.duration(skinny).value() >= streaming_time);
+  CHECK(model.duration(skinny).value() < 1.1 * streaming_time);
+}
+
+TEST_CASE("every kernel pays the fixed overhead once") {
+  const cost::KernelCostModel without(device(64, 0));
+  const cost::KernelCostModel with(device(64, 7e-6));
+  for (const auto& op : {gemm(4096, 4096, 4096), gemm(2048, 2048, 96, 32), streaming(1e6)})
+    CHECK(with.duration(op).value() - without.duration(op).value() == doctest::Approx(7e-6).epsilon(1e-6));
+}
+
+TEST_CASE("without compute units, tiles or k_half the kernel model is the roofline") {
+  hardware::DeviceSpec d = device();
+  d.kernels = {};
+  d.roofline.kernel_overhead = units::Seconds(4e-6);
+  const cost::KernelCostModel kernel(d);
+  const cost::RooflineCostModel roofline(d);
+  for (const auto& op : {gemm(8192, 8192, 8192), gemm(1, 8192, 8192), gemm(2048, 2048, 96, 32), streaming(4e8, 8e8)})
+    CHECK(kernel.duration(op).value() == doctest::Approx(roofline.duration(op).value()).epsilon(1e-12));
+  // make_cost_model hands out the kernel model.
+  CHECK(cost::make_cost_model(d)->duration(gemm(4096, 4096, 4096)).value() ==
+        doctest::Approx(kernel.duration(gemm(4096, 4096, 4096)).value()));
+}
+
+TEST_CASE("the fastest tile wins, in either orientation") {
+  auto d = device();
+  d.kernels.gemm_tiles = {{256, 128, 32, 1.0}, {128, 128, 32, 0.9}};
+  // m = 128 * 109, n = 256: with 256x128 laid as 128x256 it is 109 tiles (2 waves); with
+  // 128x128 it is 218 tiles (3 waves at 0.9 of the rate, 1.5 big-tile waves' work / 0.9 > ... ).
+  const auto t = cost::time_gemm(d, model::GemmShape{128 * 109, 256, 4096, 1}, model::Dtype::bf16);
+  CHECK(t.tile.m == 128);
+  CHECK(t.waves == 3);
+  const double big_tile_waves = 2 * wave(4096);
+  const double small_tile_waves = 3 * wave(4096) / 2 / 0.9;
+  CHECK(t.compute.value() == doctest::Approx(std::min(big_tile_waves, small_tile_waves)).epsilon(1e-9));
+  const auto wide = cost::time_gemm(d, model::GemmShape{128, 256 * 108, 4096, 1}, model::Dtype::bf16);
+  CHECK(wide.waves == 1);
+  CHECK(wide.transposed);
+}
