@@ -17,8 +17,9 @@ using model::TransformerConfig;
 constexpr std::array<std::string_view, 2> workload_keys = {"model", "training"};
 constexpr std::array<std::string_view, 9> model_keys = {"name",       "layers",   "hidden", "heads",  "kv_heads",
                                                         "ffn_hidden", "ffn_kind", "vocab",  "seq_len"};
-constexpr std::array<std::string_view, 8> training_keys = {
-    "global_batch", "micro_batch", "dtype", "parallelism", "recompute", "optimizer", "pipeline_schedule", "overlap"};
+constexpr std::array<std::string_view, 9> training_keys = {"global_batch", "micro_batch",       "dtype",
+                                                           "parallelism",  "recompute",         "optimizer",
+                                                           "attention",    "pipeline_schedule", "overlap"};
 constexpr std::array<std::string_view, 6> parallelism_keys = {"tensor",   "pipeline",       "data",
                                                               "sequence", "virtual_stages", "stage_layers"};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
@@ -33,6 +34,8 @@ constexpr std::array schedule_values = {model::PipelineSchedule::gpipe, model::P
                                         model::PipelineSchedule::interleaved_one_f_one_b};
 constexpr std::array<std::string_view, 3> recompute_names = {"none", "selective", "full"};
 constexpr std::array recompute_values = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
+constexpr std::array<std::string_view, 2> attention_names = {"unfused", "fused"};
+constexpr std::array attention_values = {model::AttentionKernel::unfused, model::AttentionKernel::fused};
 constexpr std::array<std::string_view, 2> optimizer_kind_names = {"adam", "sgd"};
 constexpr std::array optimizer_kind_values = {model::OptimizerKind::adam, model::OptimizerKind::sgd};
 constexpr std::array<std::string_view, 4> sharding_names = {"none", "optimizer", "gradients", "full"};
@@ -108,6 +111,7 @@ TrainingPlan read_training(const Field& field) {
   else if (plan.parallelism.virtual_stages > 1)
     plan.pipeline_schedule = model::PipelineSchedule::interleaved_one_f_one_b;
   if (const auto f = t.optional("recompute")) plan.recompute = read_enum(*f, recompute_names, recompute_values);
+  if (const auto f = t.optional("attention")) plan.attention = read_enum(*f, attention_names, attention_values);
   if (const auto f = t.optional("optimizer")) plan.optimizer = read_optimizer(*f);
   if (const auto f = t.optional("overlap")) plan.overlap = read_overlap(*f);
   return plan;

@@ -55,11 +55,15 @@ BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
 }
 
 /// Activations of one layer for one micro-batch, in bytes, with 16-bit activations and 1-byte
-/// dropout masks (Korthikanti et al. 2022, Table 2).
+/// dropout masks (Korthikanti et al. 2022, Table 2). Fused attention stores no s x s softmax
+/// output, mask or dropout output (the 5as/h term), only fp32 softmax statistics per row:
+/// 4a/h per sbh (Dao et al. 2022, section 3.1: memory linear in sequence length).
 double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel) {
   const double t = as_double(plan.parallelism.tensor);
   const double sbh = as_double(m.seq_len) * as_double(plan.micro_batch) * as_double(m.hidden);
-  const double attention = 5.0 * as_double(m.heads) * as_double(m.seq_len) / as_double(m.hidden);
+  const double attention = plan.attention == AttentionKernel::fused
+                               ? 4.0 * as_double(m.heads) / as_double(m.hidden)
+                               : 5.0 * as_double(m.heads) * as_double(m.seq_len) / as_double(m.hidden);
   double bytes = 0;
   switch (plan.recompute) {
   case Recompute::none:

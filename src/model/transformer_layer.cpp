@@ -7,6 +7,7 @@
 
 #include <cassert>
 
+#include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
 #include "op_builders.hpp"
@@ -37,6 +38,7 @@ CollectiveOp leave_region_forward(const LayerShape& shape, const LayerDims& d, c
 }
 
 void add_attention_core_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  if (shape.attention == AttentionKernel::fused) return detail::add_fused_attention_forward(steps, shape, d, pass);
   const auto& m = shape.model;
   const std::int64_t batch = shape.micro_batch * d.local_heads;
   // Scores Q.K^T: [s x d_head] . [d_head x s] per head: 2 b s^2 h / t FLOPs (Narayanan et al. SC'21, Eq. 3).
@@ -97,6 +99,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.sequence_parallel = plan.parallelism.sequence && plan.parallelism.tensor > 1;
   shape.dtype = plan.dtype;
   shape.tp_async_backward = plan.overlap.tp_async_backward;
+  shape.attention = plan.attention;
   return shape;
 }
 

@@ -7,6 +7,7 @@
 // Korthikanti et al. 2022, section 4.2.2 for the sequence-parallel variant).
 #include <twocs/model/layer_ops.hpp>
 
+#include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
 #include "op_builders.hpp"
@@ -55,6 +56,7 @@ void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, con
 }
 
 void add_attention_core_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
+  if (shape.attention == AttentionKernel::fused) return detail::add_fused_attention_backward(steps, shape, d);
   const auto& m = shape.model;
   const std::int64_t batch = shape.micro_batch * d.local_heads;
   const std::int64_t s = m.seq_len;

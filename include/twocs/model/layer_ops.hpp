@@ -20,6 +20,7 @@ struct LayerShape {
   bool sequence_parallel = false; // norms and dropouts on s/t tokens; reduce-scatter + all-gather
   Dtype dtype = Dtype::bf16;
   bool tp_async_backward = true; // overlap the column-parallel input-gradient all-reduce with wgrad
+  AttentionKernel attention = AttentionKernel::unfused; // fused: FlashAttention (fused_attention.cpp)
 
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);
 };

@@ -17,6 +17,14 @@ enum class OptimizerKind { adam, sgd };
 /// ZeRO stages (Rajbhandari et al. SC'20): optimizer = ZeRO-1 / Megatron distributed optimizer,
 /// gradients = ZeRO-2, full = ZeRO-3 / FSDP.
 enum class OptimizerSharding { none, optimizer, gradients, full };
+/// How the attention core runs: `unfused` as Megatron-LM's separate kernels (scores GEMM,
+/// scale-mask-softmax, dropout, context GEMM) with the s x s scores in HBM; `fused` as one
+/// FlashAttention kernel that keeps them on chip (Dao et al., NeurIPS 2022).
+enum class AttentionKernel { unfused, fused };
+
+[[nodiscard]] constexpr std::string_view to_string(AttentionKernel a) {
+  return a == AttentionKernel::fused ? "fused" : "unfused";
+}
 
 [[nodiscard]] std::string_view to_string(PipelineSchedule s);
 [[nodiscard]] std::string_view to_string(Recompute r);
@@ -54,6 +62,7 @@ struct TrainingPlan {
   Parallelism parallelism;
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
+  AttentionKernel attention = AttentionKernel::unfused;
   OptimizerPlan optimizer;
   OverlapPlan overlap;
 

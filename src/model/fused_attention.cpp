@@ -1,0 +1,68 @@
+// FlashAttention (Dao, Fu, Ermon, Rudra, Re, "FlashAttention: Fast and Memory-Efficient Exact
+// Attention with IO-Awareness", NeurIPS 2022; Dao, "FlashAttention-2", ICLR 2024): the attention
+// core of each head as one kernel that tiles Q, K and V through on-chip memory, so the s x s
+// scores and probabilities never reach HBM.
+//   FLOPs: the same two GEMMs as the unfused path forward, 4 b s^2 h / t (Dao et al. 2022,
+//     section 3.1); backward recomputes S = Q.K^T from the saved softmax statistics and runs the
+//     four gradient GEMMs (dV, dP, dQ, dK): 5 x 2 b s^2 h / t (Algorithm 4). The recomputed
+//     GEMM is its own step with pass `recompute`, so it does not count as model FLOPs.
+//   HBM traffic: every operand once: Q, K, V read and O written, plus the fp32 softmax
+//     statistics per row. The query blocks of one head re-read K and V (Algorithm 1; Theorem 2
+//     counts Theta(N^2 d^2 / M) accesses to HBM without a cache), but they run side by side and a
+//     head's K and V, 2 s d e bytes (1 MiB at s = 4096, d = 128), stay in the L2 cache (40 MB on
+//     A100, 50 MB on H100), so HBM sees them once; no s x s matrix is ever written. Backward
+//     reads Q, K, V, O, dO and the statistics once and writes dQ (accumulated in fp32, then
+//     converted), dK and dV.
+// Dropout is applied inside the kernel from a regenerated random mask (section 3.1).
+#include "fused_attention.hpp"
+
+#include "op_builders.hpp"
+
+namespace twocs::model::detail {
+namespace {
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+struct HeadSizes {
+  std::int64_t heads = 0; // b * a / t attention heads of this rank
+  double matrix = 0;      // s * d elements of one head's Q, K, V or O
+  double rows = 0;        // s softmax rows per head
+};
+
+HeadSizes head_sizes(const LayerShape& shape, const LayerDims& d) {
+  const auto& m = shape.model;
+  return {shape.micro_batch * d.local_heads, as_double(m.seq_len) * as_double(m.head_dim()), as_double(m.seq_len)};
+}
+
+} // namespace
+
+void add_fused_attention_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  const auto& m = shape.model;
+  const HeadSizes h = head_sizes(shape, d);
+  const double e = element_size(shape.dtype);
+  // Q.K^T and P.V: two GEMMs of 2 s^2 d per head, as one GEMM of k = 2d.
+  ComputeOp op = batched_gemm("attn.flash", pass, shape.dtype, {m.seq_len, m.seq_len, 2 * m.head_dim(), h.heads});
+  // Read Q, K, V and write O once; write the fp32 log-sum-exp of each row.
+  op.bytes = units::Bytes(as_double(h.heads) * (4 * e * h.matrix + 4 * h.rows));
+  steps.push_back(std::move(op));
+}
+
+void add_fused_attention_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
+  const auto& m = shape.model;
+  const HeadSizes h = head_sizes(shape, d);
+  const double e = element_size(shape.dtype);
+  // S = Q.K^T recomputed from Q, K and the saved statistics (Dao et al. 2022, Algorithm 4, line 11).
+  ComputeOp recompute = batched_gemm("attn.flash.bwd.recompute", Pass::recompute, shape.dtype,
+                                     {m.seq_len, m.seq_len, m.head_dim(), h.heads});
+  recompute.bytes = units::Bytes(0); // its operands are counted with the kernel below
+  steps.push_back(std::move(recompute));
+  // dV = P^T.dO, dP = dO.V^T, dQ = dS.K, dK = dS^T.Q: four GEMMs of 2 s^2 d per head.
+  ComputeOp op =
+      batched_gemm("attn.flash.bwd", Pass::backward, shape.dtype, {m.seq_len, m.seq_len, m.head_dim(), 4 * h.heads});
+  // Read Q, K, V, O, dO; write dK, dV and dQ, the latter accumulated in fp32 (written, read back)
+  // and converted; read the statistics, write and read D = rowsum(dO * O), both fp32 per row.
+  op.bytes = units::Bytes(as_double(h.heads) * (8 * e * h.matrix + 8 * h.matrix + 12 * h.rows));
+  steps.push_back(std::move(op));
+}
+
+} // namespace twocs::model::detail
