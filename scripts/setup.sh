@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config libsimgrid-dev libboost-graph-dev libyaml-cpp-dev libspdlog-dev
-          libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev)
+          libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -11,7 +11,9 @@
 
 #include <twocs/error.hpp>
 
+#include "calibrate_command.hpp"
 #include "run_command.hpp"
+#include "show_command.hpp"
 
 namespace twocs::cli {
 namespace {
@@ -58,6 +60,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.require_subcommand(1);
   RunOptions options;
   add_run_command(app, options);
+  CalibrateOptions calibrate_options;
+  const CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
+  ShowOptions show_options;
+  const CLI::App* show = add_show_command(app, show_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -66,7 +72,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   }
   const auto log = make_logger(err, options);
   try {
-    run_simulation(options, out, *log);
+    if (calibrate->parsed())
+      run_calibrate(calibrate_options, out);
+    else if (show->parsed())
+      run_show_platform(show_options, out);
+    else
+      run_simulation(options, out, *log);
     return ExitCode::success;
   } catch (const InputError& e) {
     err << e.message() << '\n';

@@ -35,7 +35,8 @@ constexpr std::array<Scale, 6> binary{{{1152921504606846976.0, "Ei"},
 std::string to_string(Seconds t) {
   const double s = t.value();
   const double magnitude = std::fabs(s);
-  if (magnitude == 0.0) return "0 s";
+  // Below a picosecond a time is rounding residue of sums of intervals, not a duration.
+  if (magnitude < 1e-12) return "0 s";
   if (magnitude >= 1.0) return fmt::format("{:.4g} s", s);
   if (magnitude >= 1e-3) return fmt::format("{:.4g} ms", s * 1e3);
   if (magnitude >= 1e-6) return fmt::format("{:.4g} us", s * 1e6);

@@ -49,4 +49,6 @@ TEST_CASE("quantities print with a readable unit") {
   CHECK(to_string(300_GBps) == "300 GB/s");
   CHECK(to_string(312_TFLOPps) == "312 TFLOP/s");
   CHECK(to_string(Seconds(0)) == "0 s");
+  CHECK(to_string(Seconds(9.7e-17)) == "0 s"); // rounding residue, not a duration
+  CHECK(to_string(Seconds(2e-12)) == "0.002 ns");
 }

@@ -40,7 +40,7 @@ struct Summary {
   units::Seconds iteration_time;
   std::int64_t world_size = 0;
   std::int64_t simulated_devices = 0; // devices whose programs ran; fewer than world_size when folded
-  std::int32_t measured_device = 0; // the device that finishes last; breakdowns are measured on it
+  std::int32_t measured_device = 0;   // the device that finishes last; breakdowns are measured on it
   Breakdown breakdown;
   PerGroup exposed_comm_by_group{};       // exposed time split evenly among the groups active at once
   PerGroup comm_busy_by_group{};          // time each group's communication runs on the measured device
