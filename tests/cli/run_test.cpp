@@ -4,54 +4,22 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include <twocs/cli/app.hpp>
+#include "cli/cli_capture.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using twocs::test::read_text;
+using twocs::test::TempDir;
 
-Result run_twocs(std::vector<std::string> args) {
-  args.insert(args.begin(), "twocs");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  Result r;
-  r.code = twocs::cli::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-/// A fresh directory for one test's files, removed afterwards.
-struct ScratchDir {
-  fs::path path;
-  explicit ScratchDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("twocs-test-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchDir() { fs::remove_all(path); }
-  [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+twocs::test::CliResult run_twocs(std::vector<std::string> args) {
+  return twocs::test::run_command_line(std::move(args));
 }
 
 /// A small, fast scenario: GPT-style model on two devices.
@@ -101,7 +69,7 @@ TEST_CASE("--help and --version succeed; no command or an unknown flag is bad us
 }
 
 TEST_CASE("bad input exits 2 with the location and the fix on stderr") {
-  ScratchDir dir("bad-input");
+  TempDir dir("bad-input");
   const auto workload = dir.file("broken.yaml");
   std::ofstream(workload) << "model:\n  layers: 2\n  hidden: 1024\n  heads: 16\n  vocab: 51200\n  seq_len: 1024\n"
                              "training:\n  global_batch: 8\n  micro_batch: 1\n  parallelism: {tensor: 3, pipeline: 1, "
@@ -146,35 +114,35 @@ TEST_CASE("a plan that does not fit exits 3 with peak and capacity per stage; --
 }
 
 TEST_CASE("the trace holds exactly one event per simulated task and the JSON every contract field") {
-  ScratchDir dir("outputs");
+  TempDir dir("outputs");
   const auto r = run_twocs(small({"--quiet", "--json", dir.file("s.json"), "--trace", dir.file("t.json"), "--report",
                                   dir.file("r.html"), "--dag", dir.file("d.dot")}));
   REQUIRE(r.code == 0);
   CHECK(r.out.empty());
-  const auto summary = nlohmann::json::parse(read(dir.file("s.json")));
+  const auto summary = nlohmann::json::parse(read_text(dir.file("s.json")));
   for (const char* key :
        {"iteration_time_s", "world_size", "breakdown_s", "exposed_comm_by_kind_s", "comm_fraction",
         "exposed_comm_fraction", "model_flops_per_device_per_s", "mfu", "memory", "simulated_tasks", "wall_time_s"})
     CHECK_MESSAGE(summary.contains(key), key);
   CHECK(summary["world_size"] == 4);
-  const auto trace = nlohmann::json::parse(read(dir.file("t.json")));
+  const auto trace = nlohmann::json::parse(read_text(dir.file("t.json")));
   std::size_t complete_events = 0;
   for (const auto& event : trace["traceEvents"]) complete_events += event["ph"] == "X" ? 1 : 0;
   CHECK(complete_events == summary["simulated_tasks"].get<std::size_t>());
-  CHECK(read(dir.file("r.html")).find("<svg") != std::string::npos);
-  CHECK(read(dir.file("d.dot")).rfind("digraph", 0) == 0);
+  CHECK(read_text(dir.file("r.html")).find("<svg") != std::string::npos);
+  CHECK(read_text(dir.file("d.dot")).rfind("digraph", 0) == 0);
 }
 
 TEST_CASE("the same inputs give byte-identical outputs") {
-  ScratchDir dir("determinism");
+  TempDir dir("determinism");
   REQUIRE(run_twocs(small({"--quiet", "--trace", dir.file("a.json"), "--dag", dir.file("a.dag.json")})).code == 0);
   REQUIRE(run_twocs(small({"--quiet", "--trace", dir.file("b.json"), "--dag", dir.file("b.dag.json")})).code == 0);
-  CHECK(read(dir.file("a.json")) == read(dir.file("b.json")));
-  CHECK(read(dir.file("a.dag.json")) == read(dir.file("b.dag.json")));
+  CHECK(read_text(dir.file("a.json")) == read_text(dir.file("b.json")));
+  CHECK(read_text(dir.file("a.dag.json")) == read_text(dir.file("b.dag.json")));
 }
 
 TEST_CASE("an output that cannot be written is bad input and leaves no file behind") {
-  ScratchDir dir("unwritable");
+  TempDir dir("unwritable");
   const auto target = dir.file("missing-directory/summary.json");
   const auto r = run_twocs(small({"--quiet", "--json", target}));
   CHECK(r.code == 2);
