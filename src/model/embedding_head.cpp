@@ -6,6 +6,7 @@
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
 #include "op_builders.hpp"
+#include "tensor_parallel.hpp"
 
 namespace twocs::model {
 namespace {
@@ -43,12 +44,7 @@ StepSequence embedding_forward(const LayerShape& shape) {
   // Each rank gathers the rows of its vocabulary slice (zeros elsewhere), then the slices are summed.
   steps.push_back(memory_bound("embed.lookup", OpKind::embedding, Pass::forward, shape.dtype, bsh,
                                kernel_bytes::embedding_forward(shape.dtype), kernel_flops::embedding));
-  if (shape.sequence_parallel)
-    steps.push_back(
-        collective("embed.reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::forward, d.activation));
-  else if (shape.tensor > 1)
-    steps.push_back(
-        collective("embed.all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::forward, d.activation));
+  if (auto leave = detail::leave_region_forward(shape, d, "embed")) steps.push_back(std::move(*leave));
   // Add the learned position embedding, then dropout.
   steps.push_back(memory_bound("embed.dropout", OpKind::elementwise, Pass::forward, shape.dtype, d.norm_elements,
                                kernel_bytes::bias_dropout_add_forward(shape.dtype), kernel_flops::dropout));
@@ -106,21 +102,9 @@ StepSequence output_head_backward(const LayerShape& shape, bool owns_word_embedd
   StepSequence steps;
   steps.push_back(memory_bound("head.cross_entropy.bwd", OpKind::softmax, Pass::backward, shape.dtype, logits,
                                ce_backward_bytes(shape.dtype), kernel_flops::cross_entropy));
-  // The logits layer is column-parallel: its backward mirrors QKV and fc1.
-  const int overlap = shape.tp_async_backward ? 1 : 0;
-  if (shape.sequence_parallel)
-    steps.push_back(collective("head.logits.input.all_gather", Collective::all_gather, CommGroup::tensor,
-                               Pass::backward, d.activation, overlap));
-  steps.push_back(detail::linear_input_grad("head.logits.dgrad", shape.dtype, d.tokens, m.hidden, vocab_local));
-  if (shape.sequence_parallel)
-    steps.push_back(collective("head.logits.reduce_scatter", Collective::reduce_scatter, CommGroup::tensor,
-                               Pass::backward, d.activation, overlap));
-  else if (shape.tensor > 1)
-    steps.push_back(collective("head.logits.all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::backward,
-                               d.activation, overlap));
-  ComputeOp wgrad = detail::linear_weight_grad("head.logits.wgrad", shape.dtype, d.tokens, m.hidden, vocab_local, 0);
-  if (!owns_word_embedding_grad) wgrad.grad_params = 0;
-  steps.push_back(std::move(wgrad));
+  // The logits layer is column-parallel: its backward mirrors QKV and fc1. No bias.
+  detail::add_column_parallel_backward(steps, shape, d, "head.logits", m.hidden, vocab_local, 0,
+                                       owns_word_embedding_grad ? -1 : 0);
   ComputeOp norm = memory_bound("head.norm.bwd", OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
                                 kernel_bytes::norm_backward(shape.dtype), kernel_flops::norm_backward);
   norm.grad_params = 2 * m.hidden;

@@ -11,31 +11,19 @@
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
 #include "op_builders.hpp"
+#include "tensor_parallel.hpp"
 
 namespace twocs::model {
 namespace {
 
 using detail::collective;
 using detail::dims_of;
+using detail::enter_region_forward;
 using detail::LayerDims;
+using detail::leave_region_forward;
 using detail::memory_bound;
 
 double as_double(std::int64_t v) { return static_cast<double>(v); }
-
-/// Entering a tensor-parallel region ("f" of Shoeybi et al.): identity forward, all-reduce of
-/// the input gradient backward; under sequence parallelism all-gather forward, reduce-scatter backward.
-CollectiveOp enter_region_forward(const LayerDims& d, const std::string& name) {
-  return collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::forward, d.activation);
-}
-
-/// Leaving a tensor-parallel region ("g"): all-reduce forward (reduce-scatter under sequence
-/// parallelism), identity backward (all-gather under sequence parallelism).
-CollectiveOp leave_region_forward(const LayerShape& shape, const LayerDims& d, const std::string& name) {
-  if (shape.sequence_parallel)
-    return collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::forward,
-                      d.activation);
-  return collective(name + ".all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::forward, d.activation);
-}
 
 void add_attention_core_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
   if (shape.attention == AttentionKernel::fused) return detail::add_fused_attention_forward(steps, shape, d, pass);
@@ -72,7 +60,7 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   add_attention_core_forward(steps, shape, d, pass);
   steps.push_back(
       with_pass(detail::linear_forward("attn.out", shape.dtype, d.tokens, m.hidden / shape.tensor, m.hidden)));
-  if (shape.tensor > 1) steps.push_back(with_pass(leave_region_forward(shape, d, "attn.out")));
+  if (auto leave = leave_region_forward(shape, d, "attn.out")) steps.push_back(with_pass(*leave));
   residual("attn.residual");
   norm("mlp.norm");
   if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "mlp.fc1")));
@@ -85,7 +73,7 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
     steps.push_back(memory_bound("mlp.gelu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
                                  kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
   steps.push_back(with_pass(detail::linear_forward("mlp.fc2", shape.dtype, d.tokens, d.ffn_out_local, m.hidden)));
-  if (shape.tensor > 1) steps.push_back(with_pass(leave_region_forward(shape, d, "mlp.fc2")));
+  if (auto leave = leave_region_forward(shape, d, "mlp.fc2")) steps.push_back(with_pass(*leave));
   residual("mlp.residual");
 }
 

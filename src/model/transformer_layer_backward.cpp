@@ -11,37 +11,17 @@
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
 #include "op_builders.hpp"
+#include "tensor_parallel.hpp"
 
 namespace twocs::model {
 namespace {
 
+using detail::add_column_parallel_backward;
 using detail::collective;
 using detail::LayerDims;
 using detail::memory_bound;
 
 double as_double(std::int64_t v) { return static_cast<double>(v); }
-
-/// Backward of a column-parallel linear layer (QKV, fc1, logits): dgrad, the input-gradient
-/// collective (overlapped with wgrad when asynchronous), wgrad. Under sequence parallelism the
-/// layer's input is kept sharded and all-gathered again for wgrad, overlapped with dgrad.
-void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d,
-                                  const std::string& name, std::int64_t in, std::int64_t out, std::int64_t bias,
-                                  std::int64_t grad_params_override = -1) {
-  const int overlap = shape.tp_async_backward ? 1 : 0;
-  if (shape.sequence_parallel)
-    steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
-                               d.activation, overlap));
-  steps.push_back(detail::linear_input_grad(name + ".dgrad", shape.dtype, d.tokens, in, out));
-  if (shape.sequence_parallel)
-    steps.push_back(collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::backward,
-                               d.activation, overlap));
-  else if (shape.tensor > 1)
-    steps.push_back(collective(name + ".all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::backward,
-                               d.activation, overlap));
-  ComputeOp wgrad = detail::linear_weight_grad(name + ".wgrad", shape.dtype, d.tokens, in, out, bias);
-  if (grad_params_override >= 0) wgrad.grad_params = grad_params_override;
-  steps.push_back(std::move(wgrad));
-}
 
 /// Backward of a row-parallel linear layer (attention output, fc2). Under sequence
 /// parallelism the forward reduce-scatter's backward all-gathers the output gradient first.

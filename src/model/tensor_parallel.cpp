@@ -1,0 +1,39 @@
+#include "tensor_parallel.hpp"
+
+#include "op_builders.hpp"
+
+namespace twocs::model::detail {
+
+CollectiveOp enter_region_forward(const LayerDims& d, const std::string& name) {
+  return collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::forward, d.activation);
+}
+
+std::optional<CollectiveOp> leave_region_forward(const LayerShape& shape, const LayerDims& d, const std::string& name) {
+  if (shape.sequence_parallel)
+    return collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::forward,
+                      d.activation);
+  if (shape.tensor > 1)
+    return collective(name + ".all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::forward, d.activation);
+  return std::nullopt;
+}
+
+void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d,
+                                  const std::string& name, std::int64_t in, std::int64_t out, std::int64_t bias,
+                                  std::int64_t grad_params_override) {
+  const int overlap = shape.tp_async_backward ? 1 : 0;
+  if (shape.sequence_parallel)
+    steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
+                               d.activation, overlap));
+  steps.push_back(linear_input_grad(name + ".dgrad", shape.dtype, d.tokens, in, out));
+  if (shape.sequence_parallel)
+    steps.push_back(collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::backward,
+                               d.activation, overlap));
+  else if (shape.tensor > 1)
+    steps.push_back(collective(name + ".all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::backward,
+                               d.activation, overlap));
+  ComputeOp wgrad = linear_weight_grad(name + ".wgrad", shape.dtype, d.tokens, in, out, bias);
+  if (grad_params_override >= 0) wgrad.grad_params = grad_params_override;
+  steps.push_back(std::move(wgrad));
+}
+
+} // namespace twocs::model::detail
