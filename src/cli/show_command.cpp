@@ -65,7 +65,7 @@ void print_network(std::ostream& out, const hardware::ClusterSpec& c) {
 }
 
 struct Reference {
-  const char* what;
+  const char* what = "";
   model::ComputeOp op;
 };
 

@@ -101,7 +101,8 @@ GemmTiming time_gemm(const hardware::DeviceSpec& device, const model::GemmShape&
   return best;
 }
 
-units::Bytes gemm_operand_bytes(const model::GemmShape& g, model::Dtype dtype) {
+units::Bytes gemm_operand_bytes(const model::GemmShape& shape, model::Dtype dtype) {
+  const auto& g = shape;
   const double elements = as_double(g.batch) * (as_double(g.m) * as_double(g.k) + as_double(g.k) * as_double(g.n) +
                                                 as_double(g.m) * as_double(g.n));
   return model::size_of(elements, dtype);

@@ -19,7 +19,7 @@ namespace twocs::units {
 /// so that the reader of a file can point at the exact column.
 class UnitError : public std::runtime_error {
 public:
-  UnitError(std::string message, std::size_t offset) : std::runtime_error(std::move(message)), offset_(offset) {}
+  UnitError(const std::string& message, std::size_t offset) : std::runtime_error(message), offset_(offset) {}
   [[nodiscard]] std::size_t offset() const { return offset_; }
 
 private:

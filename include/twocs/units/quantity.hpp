@@ -42,6 +42,7 @@ public:
   friend constexpr Quantity operator*(Quantity a, double f) { return Quantity(a.value_ * f); }
   friend constexpr Quantity operator*(double f, Quantity a) { return Quantity(a.value_ * f); }
   friend constexpr Quantity operator/(Quantity a, double d) { return Quantity(a.value_ / d); }
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted operator<=>
   friend constexpr auto operator<=>(Quantity a, Quantity b) = default;
 
 private:
