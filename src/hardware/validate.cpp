@@ -36,10 +36,11 @@ void validate(const ClusterSpec& cluster) {
   require_non_negative(d.roofline.kernel_overhead, "device.operator_model.kernel_overhead");
   for (const auto& m : d.kernels.measured)
     if (!d.peak(m.dtype))
-      throw InputError(fmt::format("device.operator_model.measured has a {} kernel but device.peak_flops lists no {}",
-                                   model::to_string(m.dtype), model::to_string(m.dtype)),
-                       "device.operator_model.measured",
-                       fmt::format("add {}: <rate> to device.peak_flops, or remove those rows", model::to_string(m.dtype)));
+      throw InputError(
+          fmt::format("device.operator_model.measured has a {} kernel but device.peak_flops lists no {}",
+                      model::to_string(m.dtype), model::to_string(m.dtype)),
+          "device.operator_model.measured",
+          fmt::format("add {}: <rate> to device.peak_flops, or remove those rows", model::to_string(m.dtype)));
   if (!efficiency_ok(cluster.node.interconnect.efficiency))
     throw InputError("node.interconnect.efficiency must lie in (0, 1]", "node.interconnect.efficiency",
                      "give the fraction of the line rate collectives sustain, e.g. 0.77");

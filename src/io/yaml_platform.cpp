@@ -21,7 +21,7 @@ constexpr std::array<std::string_view, 5> device_keys = {"name", "peak_flops", "
 constexpr std::array<std::string_view, 2> node_keys = {"devices", "interconnect"};
 constexpr std::array<std::string_view, 4> interconnect_keys = {"topology", "bandwidth", "latency", "efficiency"};
 constexpr std::array<std::string_view, 2> cluster_keys = {"nodes", "network"};
-constexpr std::array<std::string_view, 6> network_keys = {"topology",         "bandwidth",       "latency",
+constexpr std::array<std::string_view, 6> network_keys = {"topology",         "bandwidth",        "latency",
                                                           "oversubscription", "nodes_per_switch", "efficiency"};
 
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
