@@ -75,7 +75,7 @@ model::ComputeOp gemm(model::Dtype dtype, std::int64_t m, std::int64_t n, std::i
   op.dtype = dtype;
   op.gemm = model::GemmShape{m, n, k, batch};
   op.flops = op.gemm->flops();
-  op.bytes = cost::gemm_operand_bytes(*op.gemm, dtype);
+  op.bytes = op.gemm->operand_bytes(dtype);
   return op;
 }
 

@@ -78,7 +78,7 @@ GemmTiming time_gemm(const hardware::DeviceSpec& device, const model::GemmShape&
     return none;
   }
   if (device.kernels.compute_units <= 0 || path.tiles.empty()) return untiled(device, path, shape);
-  const units::Bytes operands = gemm_operand_bytes(shape, dtype);
+  const units::Bytes operands = shape.operand_bytes(dtype);
   GemmTiming best;
   units::Seconds best_time{};
   bool first = true;
@@ -99,13 +99,6 @@ GemmTiming time_gemm(const hardware::DeviceSpec& device, const model::GemmShape&
     }
   }
   return best;
-}
-
-units::Bytes gemm_operand_bytes(const model::GemmShape& shape, model::Dtype dtype) {
-  const auto& g = shape;
-  const double elements = as_double(g.batch) * (as_double(g.m) * as_double(g.k) + as_double(g.k) * as_double(g.n) +
-                                                as_double(g.m) * as_double(g.n));
-  return model::size_of(elements, dtype);
 }
 
 } // namespace twocs::cost

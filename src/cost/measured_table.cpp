@@ -36,7 +36,7 @@ model::ComputeOp as_compute_op(const hardware::KernelMeasurement& m) {
   op.gemm = m.gemm;
   if (is_gemm(m.kind) && m.gemm) {
     op.flops = m.gemm->flops();
-    op.bytes = gemm_operand_bytes(*m.gemm, m.dtype);
+    op.bytes = m.gemm->operand_bytes(m.dtype);
   } else {
     op.flops = m.flops;
     op.bytes = m.bytes;

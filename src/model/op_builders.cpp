@@ -5,8 +5,6 @@
 namespace twocs::model::detail {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
-
 ComputeOp gemm_op(std::string name, OpKind kind, Pass pass, Dtype dtype, GemmShape shape) {
   ComputeOp op;
   op.name = std::move(name);
@@ -15,11 +13,7 @@ ComputeOp gemm_op(std::string name, OpKind kind, Pass pass, Dtype dtype, GemmSha
   op.dtype = dtype;
   op.gemm = shape;
   op.flops = shape.flops();
-  // Read A (m x k) and B (k x n), write C (m x n), once each per batch entry.
-  const double elements =
-      as_double(shape.batch) * (as_double(shape.m) * as_double(shape.k) + as_double(shape.k) * as_double(shape.n) +
-                                as_double(shape.m) * as_double(shape.n));
-  op.bytes = size_of(elements, dtype);
+  op.bytes = shape.operand_bytes(dtype);
   return op;
 }
 

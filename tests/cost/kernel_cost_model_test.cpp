@@ -36,7 +36,7 @@ model::ComputeOp gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64
   op.dtype = dtype;
   op.gemm = model::GemmShape{m, n, k, batch};
   op.flops = op.gemm->flops();
-  op.bytes = cost::gemm_operand_bytes(*op.gemm, dtype);
+  op.bytes = op.gemm->operand_bytes(dtype);
   return op;
 }
 

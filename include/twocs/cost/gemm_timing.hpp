@@ -40,8 +40,4 @@ struct GemmTiming {
 [[nodiscard]] GemmTiming time_gemm(const hardware::DeviceSpec& device, const model::GemmShape& shape,
                                    model::Dtype dtype);
 
-/// Compulsory HBM traffic of a GEMM: read A and B, write C once per batch entry (the roofline's
-/// "operands once", Williams et al. 2009).
-[[nodiscard]] units::Bytes gemm_operand_bytes(const model::GemmShape& shape, model::Dtype dtype);
-
 } // namespace twocs::cost

@@ -38,6 +38,13 @@ struct GemmShape {
   std::int64_t k = 0;
   std::int64_t batch = 1;
 
+  /// Bytes of HBM traffic when A, B and C are each read or written once per batch entry: the
+  /// compulsory traffic of the roofline model (Williams et al. 2009).
+  [[nodiscard]] units::Bytes operand_bytes(Dtype dtype) const {
+    const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+    return size_of(d(batch) * (d(m) * d(k) + d(k) * d(n) + d(m) * d(n)), dtype);
+  }
+
   /// 2mnk multiply-adds counted as two FLOPs each (the convention of Narayanan et al. SC'21, Eq. 3).
   [[nodiscard]] units::Flops flops() const {
     return units::Flops(2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
