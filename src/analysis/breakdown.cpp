@@ -83,11 +83,19 @@ DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::T
   return out;
 }
 
-lowering::DeviceId last_finishing_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline) {
-  // Devices folded away (lowering::LoweringOptions) run no kernel: they are never measured.
-  std::vector<double> last(static_cast<std::size_t>(graph.device_count()), -1.0);
+std::vector<bool> devices_running_kernels(const lowering::TaskGraph& graph) {
+  std::vector<bool> running(static_cast<std::size_t>(graph.device_count()), false);
   for (lowering::TaskId id = 0; id < graph.size(); ++id)
-    if (!graph.task(id).is_transfer()) last[static_cast<std::size_t>(graph.task(id).device)] = 0.0;
+    if (!graph.task(id).is_transfer()) running[static_cast<std::size_t>(graph.task(id).device)] = true;
+  return running;
+}
+
+lowering::DeviceId last_finishing_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline) {
+  // Devices folded away run no kernel: they are never measured (-1 marks them).
+  const std::vector<bool> running = devices_running_kernels(graph);
+  std::vector<double> last(running.size(), -1.0);
+  for (std::size_t d = 0; d < running.size(); ++d)
+    if (running[d]) last[d] = 0.0;
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     const auto& task = graph.task(id);
     const double finish = timeline.tasks[id].finish.value();

@@ -52,10 +52,8 @@ Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& time
   s.iteration_time = timeline.makespan;
   s.world_size = plan.world_size();
   s.simulated_tasks = graph.size();
-  std::vector<bool> computes(static_cast<std::size_t>(graph.device_count()), false);
-  for (lowering::TaskId id = 0; id < graph.size(); ++id)
-    if (!graph.task(id).is_transfer()) computes[static_cast<std::size_t>(graph.task(id).device)] = true;
-  s.simulated_devices = std::count(computes.begin(), computes.end(), true);
+  const std::vector<bool> running = devices_running_kernels(graph);
+  s.simulated_devices = std::count(running.begin(), running.end(), true);
   s.measured_device = last_finishing_device(graph, timeline);
   const DeviceBreakdown d = measure_device(graph, timeline, s.measured_device, s.iteration_time);
   s.breakdown = d.breakdown;

@@ -30,7 +30,6 @@ struct PreparedModel {
   PreparedSequence layer_forward, layer_backward, layer_recompute;
   PreparedSequence embedding_forward, embedding_backward;
   PreparedSequence head_forward, head_backward_tied, head_backward_own;
-  std::int64_t parameters_per_device = 0; // filled per stage
 };
 
 class IterationLowering {

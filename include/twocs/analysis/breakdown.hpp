@@ -2,6 +2,8 @@
 // compute, exposed communication and idle time (definitions in docs/outputs.md).
 #pragma once
 
+#include <vector>
+
 #include <twocs/analysis/summary.hpp>
 #include <twocs/engine/timeline.hpp>
 #include <twocs/lowering/task_graph.hpp>
@@ -19,6 +21,10 @@ struct DeviceBreakdown {
 /// or receives runs; it computes while one of its compute kernels runs.
 [[nodiscard]] DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                              lowering::DeviceId device, units::Seconds iteration_time);
+
+/// Which devices run kernels: all of them, or one per pipeline stage when replicas are folded
+/// (lowering::LoweringOptions); the others only appear as ends of mirrored transfers.
+[[nodiscard]] std::vector<bool> devices_running_kernels(const lowering::TaskGraph& graph);
 
 /// Among the devices that run kernels, the one whose last task (kernel, or transfer it sends or
 /// receives) finishes last; the lowest such device on ties.

@@ -82,7 +82,6 @@ public:
   void wait_for_stream(Stream stream);
 
   [[nodiscard]] DeviceId device() const { return device_; }
-  [[nodiscard]] std::optional<TaskId> last_compute() const { return last_compute_; }
 
 private:
   struct PendingWait {
