@@ -9,7 +9,7 @@ Needs PyTorch with CUDA (or ROCm). Each kernel runs `--warmup` times, then `--re
 each run timed on the GPU with CUDA events; the median is written. Inputs are larger than the
 L2 cache so that memory-bound kernels stream from HBM.
 
-The CSV format (docs/operator-models.md, "Profiles"; read by src/io/profile_csv.cpp):
+The CSV format (docs/operator-models.md, "Profiles"; read by src/config/profile_csv.cpp):
 
     op,shape,dtype,measured_time,name
     gemm,"m=8192,n=2304,k=6144",bf16,1063.412us,22b.attn.qkv

@@ -18,7 +18,7 @@ struct SourceLocation {
 };
 
 /// Bad input or an infeasible plan. The model layer knows only the dotted key the problem is
-/// about ("training.parallelism.tensor"); the io layer, which read the file, attaches the
+/// about ("training.parallelism.tensor"); the config layer, which read the file, attaches the
 /// file:line:column of that key before the message reaches the user.
 class InputError : public std::runtime_error {
 public:

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <twocs/cost/calibration.hpp>
-#include <twocs/io/operator_model_fragment.hpp>
-#include <twocs/io/output_file.hpp>
-#include <twocs/io/profile_csv.hpp>
-#include <twocs/io/scenario_loader.hpp>
+#include <twocs/config/operator_model_fragment.hpp>
+#include <twocs/fileio/output_file.hpp>
+#include <twocs/config/profile_csv.hpp>
+#include <twocs/config/scenario_loader.hpp>
 #include <twocs/units/format.hpp>
 
 namespace twocs::cli {
@@ -76,11 +76,11 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
 }
 
 void run_calibrate(const CalibrateOptions& options, std::ostream& out) {
-  const io::InputText platform = options.platform ? io::read_input(*options.platform) : io::embedded_default_platform();
-  hardware::DeviceSpec base = io::parse_platform(platform, options.overrides).device;
+  const config::InputText platform = options.platform ? config::read_input(*options.platform) : config::embedded_default_platform();
+  hardware::DeviceSpec base = config::parse_platform(platform, options.overrides).device;
   if (options.device_name) base.name = *options.device_name;
-  const io::InputText profile = io::read_input(options.profile);
-  const auto rows = io::parse_profile_csv(profile);
+  const config::InputText profile = config::read_input(options.profile);
+  const auto rows = config::parse_profile_csv(profile);
   const cost::CalibrationResult result = cost::calibrate(base, rows);
   const cost::FitErrors errors = cost::fit_errors(rows, result.predicted);
 
@@ -92,7 +92,7 @@ void run_calibrate(const CalibrateOptions& options, std::ostream& out) {
   if (!options.output) return;
   hardware::DeviceSpec fitted = result.device;
   if (options.with_table) fitted.kernels.measured = rows;
-  io::FragmentOptions fragment;
+  config::FragmentOptions fragment;
   fragment.comments = {
       fmt::format("Operator-model parameters of {} fitted by `twocs calibrate` to {}", base.name, profile.name),
       fmt::format("({} kernels; mean |error| {:.1f}%, max {:.1f}%), starting from {}.", rows.size(),
@@ -100,7 +100,7 @@ void run_calibrate(const CalibrateOptions& options, std::ostream& out) {
       "Replace device.operator_model of a platform file with these keys (docs/operator-models.md)."};
   fragment.device_name = options.device_name;
   fragment.with_measurements = options.with_table;
-  io::write_file_atomically(*options.output, io::operator_model_fragment(fitted, fragment));
+  fileio::write_file_atomically(*options.output, config::operator_model_fragment(fitted, fragment));
   out << fmt::format("\nwrote {}\n", options.output->string());
 }
 

@@ -8,13 +8,13 @@
 #include <twocs/cost/make_cost_model.hpp>
 #include <twocs/engine/simulate.hpp>
 #include <twocs/error.hpp>
-#include <twocs/io/chrome_trace.hpp>
-#include <twocs/io/dag_export.hpp>
-#include <twocs/io/html_report.hpp>
-#include <twocs/io/json_summary.hpp>
-#include <twocs/io/output_file.hpp>
-#include <twocs/io/scenario_loader.hpp>
-#include <twocs/io/summary_table.hpp>
+#include <twocs/report/chrome_trace.hpp>
+#include <twocs/report/dag_export.hpp>
+#include <twocs/report/html_report.hpp>
+#include <twocs/report/json_summary.hpp>
+#include <twocs/fileio/output_file.hpp>
+#include <twocs/config/scenario_loader.hpp>
+#include <twocs/report/summary_table.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/lowering/task_count.hpp>
 #include <twocs/platform/topology.hpp>
@@ -31,11 +31,11 @@ units::Seconds since(Clock::time_point start) {
 
 void write_dag(const std::filesystem::path& path, const lowering::TaskGraph& graph) {
   const bool dot = path.extension() == ".dot" || path.extension() == ".gv";
-  io::write_file_atomically(path, [&](std::ostream& os) {
+  fileio::write_file_atomically(path, [&](std::ostream& os) {
     if (dot)
-      io::write_dag_dot(os, graph);
+      report::write_dag_dot(os, graph);
     else
-      io::write_dag_json(os, graph);
+      report::write_dag_json(os, graph);
   });
 }
 
@@ -60,7 +60,7 @@ lowering::LoweringOptions choose_lowering(const RunOptions& options, const model
 
 void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log) {
   const auto start = Clock::now();
-  const io::Scenario scenario = io::load_scenario({options.workload, options.platform, options.overrides});
+  const config::Scenario scenario = config::load_scenario({options.workload, options.platform, options.overrides});
   const auto& model = scenario.workload.model;
   const auto& plan = scenario.workload.plan;
   const auto& cluster = scenario.cluster;
@@ -84,7 +84,7 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
                          "training",
                          "simulate fewer micro-batches (training.global_batch), fold replicas (--fold on), or raise "
                          "the limit with --max-tasks if the machine has the memory");
-    too_large.set_location({options.workload ? options.workload->string() : io::embedded_default_workload().name});
+    too_large.set_location({options.workload ? options.workload->string() : config::embedded_default_workload().name});
     throw too_large;
   }
   const auto cost_model = cost::make_cost_model(cluster.device); // the platform's operator model
@@ -101,14 +101,14 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
   analysis::Summary summary = analysis::summarize(graph, timeline, model, plan, cluster);
   summary.wall_time = since(start);
 
-  if (options.json) io::write_file_atomically(*options.json, io::json_summary(summary));
+  if (options.json) fileio::write_file_atomically(*options.json, report::json_summary(summary));
   if (options.trace)
-    io::write_file_atomically(*options.trace, [&](std::ostream& os) { io::write_chrome_trace(os, graph, timeline); });
+    fileio::write_file_atomically(*options.trace, [&](std::ostream& os) { report::write_chrome_trace(os, graph, timeline); });
   if (options.report)
-    io::write_file_atomically(*options.report,
-                              [&](std::ostream& os) { io::write_html_report(os, summary, graph, timeline); });
+    fileio::write_file_atomically(*options.report,
+                              [&](std::ostream& os) { report::write_html_report(os, summary, graph, timeline); });
   if (options.dag) write_dag(*options.dag, graph);
-  if (!options.quiet) out << io::summary_table(summary);
+  if (!options.quiet) out << report::summary_table(summary);
 }
 
 } // namespace twocs::cli

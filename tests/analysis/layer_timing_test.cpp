@@ -14,7 +14,7 @@
 
 #include <twocs/cost/make_cost_model.hpp>
 #include <twocs/engine/simulate.hpp>
-#include <twocs/io/scenario_loader.hpp>
+#include <twocs/config/scenario_loader.hpp>
 #include <twocs/lowering/tensor_group.hpp>
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/platform/topology.hpp>
@@ -56,8 +56,8 @@ model::LayerShape layer_22b(bool sequence_parallel) {
 }
 
 hardware::ClusterSpec a100_platform() {
-  return io::parse_platform(
-      io::read_input(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / "dgx-a100-80gb.yaml"));
+  return config::parse_platform(
+      config::read_input(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / "dgx-a100-80gb.yaml"));
 }
 
 /// Simulated time of `steps` on the 8 ranks of one node, in ms.

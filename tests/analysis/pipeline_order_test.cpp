@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "io/golden.hpp"
+#include "support/golden.hpp"
 #include "support/scenarios.hpp"
 
 #include <twocs/cost/roofline.hpp>

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include <twocs/io/scenario_loader.hpp>
+#include <twocs/config/scenario_loader.hpp>
 
 #include "cli/cli_capture.hpp"
 
@@ -43,7 +43,7 @@ TEST_CASE("calibrate writes the fitted parameters as a platform fragment that tw
                                       "  memory: 80GiB\n  memory_bandwidth: 2039GB/s\n"
                                       "node: {devices: 8, interconnect: {bandwidth: 300GB/s, latency: 2us}}\n"
                                       "cluster: {nodes: 1, network: {bandwidth: 25GB/s, latency: 5us}}\n";
-  const auto device = io::parse_platform({"fitted.yaml", platform}).device;
+  const auto device = config::parse_platform({"fitted.yaml", platform}).device;
   CHECK(device.name == "A100 sample");
   CHECK(device.roofline.gemm_efficiency == doctest::Approx(0.78).epsilon(0.02));
   CHECK(device.kernels.gemm_k_half == doctest::Approx(72).epsilon(0.1));

@@ -1,6 +1,6 @@
 // The task DAG that an iteration is lowered to: compute kernels and point-to-point transfers,
 // with data dependencies and per-stream order edges, stored in a Boost.Graph adjacency list.
-// The engine runs it; analysis and io read it with the timeline.
+// The engine runs it; analysis and report read it with the timeline.
 #pragma once
 
 #include <cstdint>

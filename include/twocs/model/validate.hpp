@@ -1,6 +1,6 @@
 // Consistency checks of a model and its training plan, independent of any file format.
 // Violations throw InputError naming the dotted key at fault (e.g. "training.parallelism.tensor")
-// and how to fix it; the io layer adds the file, line and column of that key.
+// and how to fix it; the config layer adds the file, line and column of that key.
 #pragma once
 
 #include <twocs/model/training_plan.hpp>

@@ -1,0 +1,64 @@
+// Reading a scenario: the workload file (model + training plan) and the platform file
+// (cluster), strictly checked against the contract (docs/input-formats.md), with --set
+// overrides applied before checking. Every error a user can cause is an InputError that
+// names the file, line and column (or the --set argument) and the fix.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <twocs/hardware/cluster.hpp>
+#include <twocs/model/training_plan.hpp>
+#include <twocs/model/transformer.hpp>
+
+namespace twocs::config {
+
+struct Workload {
+  model::TransformerConfig model;
+  model::TrainingPlan plan;
+};
+
+struct Scenario {
+  Workload workload;
+  hardware::ClusterSpec cluster;
+};
+
+/// Text of an input with the name errors should use for it ("workloads/gpt3.yaml",
+/// "<embedded default workload>").
+struct InputText {
+  std::string name;
+  std::string text;
+};
+
+struct ScenarioSources {
+  std::optional<std::filesystem::path> workload; // none: the embedded default workload
+  std::optional<std::filesystem::path> platform; // none: the embedded default platform
+  /// "KEY=VALUE" with KEY a dotted path; `model.*` and `training.*` go to the workload, the
+  /// platform's top-level keys (`name`, `device.*`, `node.*`, `cluster.*`) to the platform.
+  std::vector<std::string> overrides;
+};
+
+/// Reads, overrides and validates both files, then checks them against each other (world
+/// size versus devices, a peak FLOP rate for the training dtype).
+[[nodiscard]] Scenario load_scenario(const ScenarioSources& sources);
+
+/// The same from texts already in memory (tests, the embedded default, sweeps).
+[[nodiscard]] Scenario load_scenario(const InputText& workload, const InputText& platform,
+                                     const std::vector<std::string>& overrides = {});
+
+[[nodiscard]] Workload parse_workload(const InputText& workload, const std::vector<std::string>& overrides = {});
+[[nodiscard]] hardware::ClusterSpec parse_platform(const InputText& platform,
+                                                   const std::vector<std::string>& overrides = {});
+
+/// Reads a whole file; a missing or unreadable file is an InputError naming it.
+[[nodiscard]] InputText read_input(const std::filesystem::path& path);
+
+/// The default scenario compiled into the program (workloads/default.yaml and
+/// platforms/dgx-a100-80gb.yaml as they were at build time).
+[[nodiscard]] InputText embedded_default_workload();
+[[nodiscard]] InputText embedded_default_platform();
+
+} // namespace twocs::config

@@ -1,0 +1,19 @@
+// Writing an output file all at once: content goes to a temporary file beside the target,
+// which is renamed over it only when complete, so no run leaves a half-written file.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <string_view>
+
+namespace twocs::fileio {
+
+/// Calls `write(stream)` on a temporary file and renames it to `path` on success. Throws
+/// InputError (naming the path) when the file cannot be written; removes the temporary file
+/// on any failure, including an exception from `write`.
+void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+} // namespace twocs::fileio

@@ -1,0 +1,173 @@
+#include <twocs/config/scenario_loader.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include <twocs/embedded_scenario.hpp>
+#include <twocs/error.hpp>
+#include <twocs/hardware/validate.hpp>
+#include <twocs/model/validate.hpp>
+
+#include "yaml_document.hpp"
+#include "yaml_overrides.hpp"
+#include "yaml_platform.hpp"
+#include "yaml_workload.hpp"
+
+namespace twocs::config {
+namespace {
+
+using detail::InputKind;
+using detail::Override;
+using detail::YamlEntry;
+using detail::YamlNode;
+
+/// A scenario file is a few kilobytes; refuse to swallow a device or a huge file whole.
+constexpr std::uintmax_t max_input_bytes = 16u << 20;
+
+/// model.name or the platform's name when the file gives none: the file's stem, or "default"
+/// for a text that is not a file ("<embedded ...>").
+std::string default_name_for(const std::string& input_name) {
+  if (input_name.empty() || input_name.front() == '<') return "default";
+  std::string stem = std::filesystem::path(input_name).stem().string();
+  return stem.empty() ? "default" : stem;
+}
+
+/// Where the dotted `key_path` is in `root`: a scalar or list value's first character, a
+/// mapping's key; the nearest existing parent when the key was left to its default.
+SourceLocation locate(const YamlNode& root, std::string_view key_path) {
+  const YamlNode* node = &root;
+  SourceLocation where = root.where;
+  std::size_t start = 0;
+  while (start <= key_path.size() && !key_path.empty()) {
+    const std::size_t dot = std::min(key_path.find('.', start), key_path.size());
+    const YamlEntry* entry =
+        node->kind == YamlNode::Kind::mapping ? node->find(key_path.substr(start, dot - start)) : nullptr;
+    if (!entry) break;
+    node = &entry->value;
+    const bool point_at_key = node->kind == YamlNode::Kind::mapping || node->kind == YamlNode::Kind::null;
+    where = point_at_key ? entry->key_where : node->where;
+    start = dot + 1;
+  }
+  return where;
+}
+
+/// Runs `check` (a validation of the model or hardware layer, which knows key paths but not
+/// files) and gives its InputError the location of its key in `document`.
+template <class Check> void located_check(const YamlNode& document, Check check) {
+  try {
+    check();
+  } catch (InputError& error) {
+    if (!error.location()) error.set_location(locate(document, error.key_path()));
+    throw;
+  }
+}
+
+struct LoadedWorkload {
+  Workload workload;
+  YamlNode document;
+};
+
+struct LoadedPlatform {
+  hardware::ClusterSpec cluster;
+  YamlNode document;
+};
+
+LoadedWorkload load_workload(const InputText& input, const std::vector<Override>& overrides) {
+  YamlNode document = detail::parse_yaml_file(input.text, input.name, "'model:' and 'training:'");
+  detail::apply_overrides(document, overrides, InputKind::workload);
+  Workload workload = detail::read_workload(document, default_name_for(input.name));
+  located_check(document, [&] {
+    model::validate(workload.model);
+    model::validate(workload.model, workload.plan);
+  });
+  return {std::move(workload), std::move(document)};
+}
+
+LoadedPlatform load_platform(const InputText& input, const std::vector<Override>& overrides) {
+  YamlNode document = detail::parse_yaml_file(input.text, input.name, "'device:', 'node:' and 'cluster:'");
+  detail::apply_overrides(document, overrides, InputKind::platform);
+  hardware::ClusterSpec cluster = detail::read_platform(document, default_name_for(input.name));
+  located_check(document, [&] { hardware::validate(cluster); });
+  return {std::move(cluster), std::move(document)};
+}
+
+/// Whether a key path from a validation belongs to the workload file (else the platform).
+bool is_workload_key(std::string_view key_path) {
+  const std::string_view root = key_path.substr(0, key_path.find('.'));
+  return root == "training" || root == "model";
+}
+
+} // namespace
+
+Scenario load_scenario(const InputText& workload, const InputText& platform,
+                       const std::vector<std::string>& overrides) {
+  const std::vector<Override> parsed = detail::parse_overrides(overrides);
+  LoadedWorkload w = load_workload(workload, parsed);
+  LoadedPlatform p = load_platform(platform, parsed);
+  try {
+    hardware::validate_fit(p.cluster, w.workload.plan);
+  } catch (InputError& error) {
+    if (!error.location())
+      error.set_location(locate(is_workload_key(error.key_path()) ? w.document : p.document, error.key_path()));
+    throw;
+  }
+  return {std::move(w.workload), std::move(p.cluster)};
+}
+
+Scenario load_scenario(const ScenarioSources& sources) {
+  const InputText workload = sources.workload ? read_input(*sources.workload) : embedded_default_workload();
+  const InputText platform = sources.platform ? read_input(*sources.platform) : embedded_default_platform();
+  return load_scenario(workload, platform, sources.overrides);
+}
+
+Workload parse_workload(const InputText& workload, const std::vector<std::string>& overrides) {
+  return load_workload(workload, detail::parse_overrides(overrides)).workload;
+}
+
+hardware::ClusterSpec parse_platform(const InputText& platform, const std::vector<std::string>& overrides) {
+  return load_platform(platform, detail::parse_overrides(overrides)).cluster;
+}
+
+InputText read_input(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status))
+    throw InputError(fmt::format("cannot read '{}': no such file", name), {},
+                     "check the path; the catalogue is in workloads/ and platforms/");
+  if (std::filesystem::is_directory(status))
+    throw InputError(fmt::format("cannot read '{}': it is a directory", name), {},
+                     "name a YAML file inside it, e.g. workloads/gpt3-175b.yaml");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(fmt::format("cannot read '{}': {}", name, std::generic_category().message(errno)), {},
+                     "check that the file is readable");
+  std::string text;
+  char buffer[4096];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_input_bytes)
+      throw InputError(fmt::format("cannot read '{}': it is larger than {} MiB", name, max_input_bytes >> 20), {},
+                       "a scenario file is a few kilobytes of YAML; check the path");
+  }
+  if (in.bad())
+    throw InputError(fmt::format("cannot read '{}': read error", name), {}, "check that the file is readable");
+  return {name, std::move(text)};
+}
+
+InputText embedded_default_workload() {
+  return {fmt::format("<embedded workloads/{}>", embedded::default_workload_name),
+          std::string(embedded::default_workload)};
+}
+
+InputText embedded_default_platform() {
+  return {fmt::format("<embedded platforms/{}>", embedded::default_platform_name),
+          std::string(embedded::default_platform)};
+}
+
+} // namespace twocs::config

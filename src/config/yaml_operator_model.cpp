@@ -1,0 +1,111 @@
+#include "yaml_operator_model.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "kernel_shape.hpp"
+#include "yaml_quantity.hpp"
+#include "yaml_suggest.hpp"
+
+namespace twocs::config::detail {
+namespace {
+
+constexpr std::array<std::string_view, 11> operator_model_keys = {
+    "gemm_efficiency", "memory_efficiency", "kernel_overhead",        "compute_units", "gemm_tiles", "gemm_k_half",
+    "matrix_dtypes",   "vector_tiles",      "vector_gemm_efficiency", "vector_flops",  "measured"};
+constexpr std::array<std::string_view, 4> tile_keys = {"m", "n", "k", "efficiency"};
+constexpr std::array<std::string_view, 5> measured_keys = {"op", "shape", "dtype", "time", "name"};
+constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
+constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
+
+/// A fraction in (0, 1]: an efficiency.
+double read_fraction(const Field& f) {
+  const double value = read_real(f);
+  if (!(value > 0 && value <= 1))
+    fail_at(f.where(), f.path, fmt::format("{} must lie in (0, 1], got {}", f.path, value),
+            "give a fraction of peak such as 0.8");
+  return value;
+}
+
+std::vector<hardware::GemmTile> read_tiles(const Field& field) {
+  std::vector<hardware::GemmTile> tiles;
+  for (const Field& item : read_list(field)) {
+    const MappingReader t(item, tile_keys);
+    hardware::GemmTile tile;
+    tile.m = read_count(t.required("m", "256"));
+    tile.n = read_count(t.required("n", "128"));
+    tile.k = read_count(t.required("k", "32"));
+    if (const auto f = t.optional("efficiency")) tile.efficiency = read_fraction(*f);
+    tiles.push_back(tile);
+  }
+  if (tiles.empty())
+    fail_at(field.where(), field.path, fmt::format("{} lists no tile", field.path),
+            "give at least one tile, e.g. [{m: 256, n: 128, k: 32}], or remove the key");
+  return tiles;
+}
+
+std::vector<model::Dtype> read_dtypes(const Field& field) {
+  std::vector<model::Dtype> dtypes;
+  for (const Field& item : read_list(field)) dtypes.push_back(read_enum(item, dtype_names, dtype_values));
+  return dtypes;
+}
+
+/// `op`, `shape`, `dtype`, `time` (and an optional `name`) of one measured kernel.
+hardware::KernelMeasurement read_measurement(const Field& item) {
+  const MappingReader r(item, measured_keys);
+  hardware::KernelMeasurement m;
+  if (const auto f = r.optional("name")) m.name = read_text(*f);
+  const Field op = r.required("op", "gemm");
+  const std::string kind = read_text(op);
+  const auto parsed = parse_kernel_kind(kind);
+  if (!parsed)
+    fail_at(op.where(), op.path,
+            fmt::format("{} cannot be '{}'; allowed values: {}", op.path, kind, join_names(kernel_kind_names())),
+            suggest(kind, kernel_kind_names()));
+  m.kind = *parsed;
+  m.dtype = read_enum(r.required("dtype", "bf16"), dtype_names, dtype_values);
+  const Field shape = r.required("shape", "\"m=4096,n=4096,k=4096\"");
+  const std::string text = read_text(shape);
+  try {
+    parse_kernel_shape(text, m);
+  } catch (const ShapeError& e) {
+    SourceLocation where = shape.where();
+    where.column += static_cast<int>(e.offset()) + (shape.value->quoted ? 1 : 0);
+    fail_at(where, shape.path, fmt::format("{}: {}", shape.path, e.what()), e.fix());
+  }
+  const Field time = r.required("time", "1.2ms");
+  m.time = read_duration(time, "1.2ms");
+  if (!(m.time.value() > 0))
+    fail_at(time.where(), time.path, fmt::format("{} must be positive", time.path),
+            "give the measured time, e.g. 1.2ms");
+  return m;
+}
+
+} // namespace
+
+OperatorModelParams read_operator_model(const Field& field) {
+  const MappingReader m(field, operator_model_keys);
+  OperatorModelParams p;
+  if (const auto f = m.optional("gemm_efficiency")) p.roofline.gemm_efficiency = read_fraction(*f);
+  if (const auto f = m.optional("memory_efficiency")) p.roofline.memory_efficiency = read_fraction(*f);
+  if (const auto f = m.optional("kernel_overhead")) p.roofline.kernel_overhead = read_duration(*f, "4us");
+  auto& k = p.kernels;
+  if (const auto f = m.optional("compute_units")) k.compute_units = read_count(*f);
+  if (const auto f = m.optional("gemm_tiles")) k.gemm_tiles = read_tiles(*f);
+  if (const auto f = m.optional("gemm_k_half")) {
+    k.gemm_k_half = read_real(*f);
+    if (k.gemm_k_half < 0)
+      fail_at(f->where(), f->path, fmt::format("{} must not be negative, got {}", f->path, k.gemm_k_half),
+              "give the k at which a tile reaches half its rate, e.g. 64, or 0");
+  }
+  if (const auto f = m.optional("matrix_dtypes")) k.matrix_dtypes = read_dtypes(*f);
+  if (const auto f = m.optional("vector_tiles")) k.vector_tiles = read_tiles(*f);
+  if (const auto f = m.optional("vector_gemm_efficiency")) k.vector_gemm_efficiency = read_fraction(*f);
+  if (const auto f = m.optional("vector_flops")) k.vector_flops = read_flop_rate(*f, "19.5TFLOP/s");
+  if (const auto f = m.optional("measured"))
+    for (const Field& item : read_list(*f)) k.measured.push_back(read_measurement(item));
+  return p;
+}
+
+} // namespace twocs::config::detail

@@ -1,0 +1,131 @@
+#include "yaml_workload.hpp"
+
+#include <array>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "yaml_quantity.hpp"
+#include "yaml_reader.hpp"
+
+namespace twocs::config::detail {
+namespace {
+
+using model::TrainingPlan;
+using model::TransformerConfig;
+
+constexpr std::array<std::string_view, 2> workload_keys = {"model", "training"};
+constexpr std::array<std::string_view, 9> model_keys = {"name",       "layers",   "hidden", "heads",  "kv_heads",
+                                                        "ffn_hidden", "ffn_kind", "vocab",  "seq_len"};
+constexpr std::array<std::string_view, 9> training_keys = {"global_batch", "micro_batch",       "dtype",
+                                                           "parallelism",  "recompute",         "optimizer",
+                                                           "attention",    "pipeline_schedule", "overlap"};
+constexpr std::array<std::string_view, 6> parallelism_keys = {"tensor",   "pipeline",       "data",
+                                                              "sequence", "virtual_stages", "stage_layers"};
+constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
+constexpr std::array<std::string_view, 3> overlap_keys = {"dp_grad_reduce", "bucket_size", "tp_async_backward"};
+
+constexpr std::array<std::string_view, 2> ffn_names = {"gelu", "swiglu"};
+constexpr std::array ffn_values = {model::FfnKind::gelu, model::FfnKind::swiglu};
+constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
+constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
+constexpr std::array<std::string_view, 3> schedule_names = {"gpipe", "1f1b", "interleaved-1f1b"};
+constexpr std::array schedule_values = {model::PipelineSchedule::gpipe, model::PipelineSchedule::one_f_one_b,
+                                        model::PipelineSchedule::interleaved_one_f_one_b};
+constexpr std::array<std::string_view, 3> recompute_names = {"none", "selective", "full"};
+constexpr std::array recompute_values = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
+constexpr std::array<std::string_view, 2> attention_names = {"unfused", "fused"};
+constexpr std::array attention_values = {model::AttentionKernel::unfused, model::AttentionKernel::fused};
+constexpr std::array<std::string_view, 2> optimizer_kind_names = {"adam", "sgd"};
+constexpr std::array optimizer_kind_values = {model::OptimizerKind::adam, model::OptimizerKind::sgd};
+constexpr std::array<std::string_view, 4> sharding_names = {"none", "optimizer", "gradients", "full"};
+constexpr std::array sharding_values = {model::OptimizerSharding::none, model::OptimizerSharding::optimizer,
+                                        model::OptimizerSharding::gradients, model::OptimizerSharding::full};
+
+/// The ffn_hidden default 4 * hidden, guarded against overflow of absurd widths.
+std::int64_t default_ffn_hidden(const Field& hidden_field, std::int64_t hidden) {
+  if (hidden > std::numeric_limits<std::int64_t>::max() / 4)
+    fail_at(hidden_field.where(), hidden_field.path, fmt::format("model.hidden = {} is too large", hidden),
+            "give a realistic model width, e.g. 12288");
+  return 4 * hidden;
+}
+
+TransformerConfig read_model(const Field& field, std::string_view default_name) {
+  const MappingReader m(field, model_keys);
+  TransformerConfig c;
+  const auto name = m.optional("name");
+  c.name = name ? read_text(*name) : std::string(default_name);
+  c.layers = read_count(m.required("layers", "96"));
+  const Field hidden = m.required("hidden", "12288");
+  c.hidden = read_count(hidden);
+  c.heads = read_count(m.required("heads", "96"));
+  const auto kv_heads = m.optional("kv_heads");
+  c.kv_heads = kv_heads ? read_count(*kv_heads) : c.heads;
+  const auto ffn_hidden = m.optional("ffn_hidden");
+  c.ffn_hidden = ffn_hidden ? read_count(*ffn_hidden) : default_ffn_hidden(hidden, c.hidden);
+  if (const auto kind = m.optional("ffn_kind")) c.ffn_kind = read_enum(*kind, ffn_names, ffn_values);
+  c.vocab = read_count(m.required("vocab", "51200"));
+  c.seq_len = read_count(m.required("seq_len", "2048"));
+  return c;
+}
+
+model::Parallelism read_parallelism(const Field& field) {
+  const MappingReader p(field, parallelism_keys);
+  model::Parallelism par;
+  par.tensor = read_count(p.required("tensor", "8"));
+  par.pipeline = read_count(p.required("pipeline", "8"));
+  par.data = read_count(p.required("data", "16"));
+  if (const auto f = p.optional("sequence")) par.sequence = read_bool(*f);
+  if (const auto f = p.optional("virtual_stages")) par.virtual_stages = read_count(*f);
+  if (const auto f = p.optional("stage_layers"))
+    for (const Field& item : read_list(*f)) par.stage_layers.push_back(read_count(item));
+  return par;
+}
+
+model::OptimizerPlan read_optimizer(const Field& field) {
+  const MappingReader o(field, optimizer_keys);
+  model::OptimizerPlan plan;
+  if (const auto f = o.optional("kind")) plan.kind = read_enum(*f, optimizer_kind_names, optimizer_kind_values);
+  if (const auto f = o.optional("sharding")) plan.sharding = read_enum(*f, sharding_names, sharding_values);
+  return plan;
+}
+
+model::OverlapPlan read_overlap(const Field& field) {
+  const MappingReader o(field, overlap_keys);
+  model::OverlapPlan plan;
+  if (const auto f = o.optional("dp_grad_reduce")) plan.dp_grad_reduce = read_bool(*f);
+  if (const auto f = o.optional("bucket_size")) plan.bucket_size = read_bytes(*f, "25MB");
+  if (const auto f = o.optional("tp_async_backward")) plan.tp_async_backward = read_bool(*f);
+  return plan;
+}
+
+TrainingPlan read_training(const Field& field) {
+  const MappingReader t(field, training_keys);
+  TrainingPlan plan;
+  plan.global_batch = read_count(t.required("global_batch", "1536"));
+  plan.micro_batch = read_count(t.required("micro_batch", "1"));
+  if (const auto f = t.optional("dtype")) plan.dtype = read_enum(*f, dtype_names, dtype_values);
+  plan.parallelism = read_parallelism(t.required("parallelism", "{tensor: 8, pipeline: 8, data: 16}"));
+  if (const auto f = t.optional("pipeline_schedule"))
+    plan.pipeline_schedule = read_enum(*f, schedule_names, schedule_values);
+  else if (plan.parallelism.virtual_stages > 1)
+    plan.pipeline_schedule = model::PipelineSchedule::interleaved_one_f_one_b;
+  if (const auto f = t.optional("recompute")) plan.recompute = read_enum(*f, recompute_names, recompute_values);
+  if (const auto f = t.optional("attention")) plan.attention = read_enum(*f, attention_names, attention_values);
+  if (const auto f = t.optional("optimizer")) plan.optimizer = read_optimizer(*f);
+  if (const auto f = t.optional("overlap")) plan.overlap = read_overlap(*f);
+  return plan;
+}
+
+} // namespace
+
+Workload read_workload(const YamlNode& root, std::string_view default_name) {
+  const MappingReader top(root, workload_keys, "the workload");
+  Workload w;
+  w.model = read_model(top.required("model", "{layers: 96, hidden: 12288, heads: 96, vocab: 51200, seq_len: 2048}"),
+                       default_name);
+  w.plan = read_training(top.required("training", "{global_batch: 1536, micro_batch: 1, parallelism: {...}}"));
+  return w;
+}
+
+} // namespace twocs::config::detail

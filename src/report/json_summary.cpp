@@ -1,0 +1,90 @@
+#include <twocs/report/json_summary.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+namespace twocs::report {
+namespace {
+
+using Json = nlohmann::ordered_json; // keeps keys in insertion order: the documented order
+
+/// A double as JSON, or null when it is not finite (JSON has no NaN or infinity).
+Json number(double value) { return std::isfinite(value) ? Json(value) : Json(nullptr); }
+
+/// A byte count as a JSON integer (rounded to the nearest byte), or null when not finite.
+Json byte_count(units::Bytes bytes) {
+  const double value = bytes.value();
+  if (!std::isfinite(value)) return Json(nullptr);
+  return Json(static_cast<std::int64_t>(std::llround(value)));
+}
+
+Json per_group(const analysis::PerGroup& seconds) {
+  Json out = Json::object();
+  for (const auto group : model::all_comm_groups)
+    out[std::string(model::to_string(group))] = number(seconds[analysis::index(group)].value());
+  return out;
+}
+
+Json breakdown(const analysis::Breakdown& b) {
+  Json out = Json::object();
+  out["compute"] = number(b.compute.value());
+  out["exposed_comm"] = number(b.exposed_comm.value());
+  out["overlapped_comm"] = number(b.overlapped_comm.value());
+  out["idle"] = number(b.idle.value());
+  return out;
+}
+
+Json stage(const model::StageMemory& s) {
+  Json out = Json::object();
+  out["stage"] = s.stage;
+  out["layers"] = s.layers;
+  out["micro_batches_in_flight"] = s.micro_batches_in_flight;
+  out["weights_bytes"] = byte_count(s.breakdown.weights);
+  out["gradients_bytes"] = byte_count(s.breakdown.gradients);
+  out["optimizer_state_bytes"] = byte_count(s.breakdown.optimizer_state);
+  out["activations_bytes"] = byte_count(s.breakdown.activations);
+  out["communication_buffers_bytes"] = byte_count(s.breakdown.communication_buffers);
+  out["total_bytes"] = byte_count(s.breakdown.total());
+  return out;
+}
+
+Json memory(const analysis::MemorySummary& m) {
+  Json out = Json::object();
+  out["peak_bytes"] = byte_count(m.peak);
+  out["capacity_bytes"] = byte_count(m.capacity);
+  out["fits"] = m.fits;
+  Json stages = Json::array();
+  for (const auto& s : m.report.stages) stages.push_back(stage(s));
+  out["stages"] = std::move(stages);
+  return out;
+}
+
+} // namespace
+
+std::string json_summary(const analysis::Summary& summary) {
+  Json out = Json::object();
+  out["workload"] = summary.workload_name;
+  out["platform"] = summary.platform_name;
+  out["iteration_time_s"] = number(summary.iteration_time.value());
+  out["world_size"] = summary.world_size;
+  out["measured_device"] = summary.measured_device;
+  out["simulated_devices"] = summary.simulated_devices;
+  out["breakdown_s"] = breakdown(summary.breakdown);
+  out["exposed_comm_by_kind_s"] = per_group(summary.exposed_comm_by_group);
+  out["comm_busy_s"] = number(summary.comm_busy.value());
+  out["comm_busy_by_kind_s"] = per_group(summary.comm_busy_by_group);
+  out["comm_fraction"] = number(summary.comm_fraction);
+  out["exposed_comm_fraction"] = number(summary.exposed_comm_fraction);
+  out["model_flops"] = number(summary.model_flops.value());
+  out["model_flops_per_device_per_s"] = number(summary.model_flops_per_device.value());
+  out["mfu"] = number(summary.mfu);
+  out["memory"] = memory(summary.memory);
+  out["simulated_tasks"] = summary.simulated_tasks;
+  out["wall_time_s"] = number(summary.wall_time.value());
+  // Names come from user files: replace invalid UTF-8 instead of throwing halfway through a run.
+  return out.dump(2, ' ', false, Json::error_handler_t::replace) + '\n';
+}
+
+} // namespace twocs::report

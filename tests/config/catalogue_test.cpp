@@ -1,0 +1,46 @@
+// The platform catalogue: the nine devices the project promises, each carrying the kernel
+// operator model's parameters, which size changes with --set keep.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <twocs/config/scenario_loader.hpp>
+
+using namespace twocs;
+
+namespace {
+
+hardware::ClusterSpec load(const std::string& name, const std::vector<std::string>& sets = {}) {
+  return config::parse_platform(config::read_input(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / name), sets);
+}
+
+} // namespace
+
+TEST_CASE("the catalogue has the nine devices, each with its operator-model parameters") {
+  const char* files[] = {"dgx-a100-40gb.yaml", "dgx-a100-80gb.yaml", "dgx-h100.yaml", "dgx-h200.yaml", "dgx-b200.yaml",
+                         "mi100.yaml",         "mi210.yaml",         "mi250x.yaml",   "mi300x.yaml"};
+  for (const char* file : files) {
+    CAPTURE(file);
+    const auto c = load(file);
+    const auto& k = c.device.kernels;
+    CHECK(k.compute_units > 0);
+    CHECK_FALSE(k.gemm_tiles.empty());
+    CHECK(k.gemm_k_half > 0);
+    CHECK_FALSE(k.matrix_dtypes.empty());
+    CHECK(k.vector_flops.has_value());
+    CHECK(c.device.roofline.gemm_efficiency < 1.0);
+    CHECK(c.device.roofline.memory_efficiency < 1.0);
+    CHECK(c.device.roofline.kernel_overhead.value() > 0);
+  }
+}
+
+TEST_CASE("changing sizes with --set keeps a catalogue platform's operator model") {
+  const auto base = load("dgx-h100.yaml");
+  const auto grown = load("dgx-h100.yaml", {"cluster.nodes=4", "cluster.network.bandwidth=800Gb/s"});
+  CHECK(grown.nodes == 4);
+  CHECK(grown.device.kernels.compute_units == base.device.kernels.compute_units);
+  CHECK(grown.device.kernels.gemm_tiles == base.device.kernels.gemm_tiles);
+  CHECK(grown.device.roofline.gemm_efficiency == base.device.roofline.gemm_efficiency);
+  CHECK(grown.node.interconnect.efficiency == base.node.interconnect.efficiency);
+}
