@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <twocs/cost/calibration.hpp>
 #include <twocs/config/operator_model_fragment.hpp>
-#include <twocs/fileio/output_file.hpp>
 #include <twocs/config/profile_csv.hpp>
 #include <twocs/config/scenario_loader.hpp>
+#include <twocs/cost/calibration.hpp>
+#include <twocs/fileio/output_file.hpp>
 #include <twocs/units/format.hpp>
 
 namespace twocs::cli {
@@ -24,7 +24,8 @@ void print_parameters(std::ostream& out, const hardware::DeviceSpec& before, con
   const auto& after = r.device;
   out << fmt::format("  {:<22} {:>10} {:>10}\n", "parameter", "before", "fitted");
   const auto row = [&](const char* name, const std::string& a, const std::string& b, bool fitted) {
-    out << fmt::format("  {:<22} {:>10} {:>10}{}\n", name, a, b, fitted ? "" : "  (not informed: kept)");
+    out << fmt::format("  {:<22} {:>10} {:>10}{}\n", name, a, b,
+                       fitted ? "" : "  (held: the data does not determine it)");
   };
   row("gemm_efficiency", fmt::format("{:.4g}", before.roofline.gemm_efficiency),
       fmt::format("{:.4g}", after.roofline.gemm_efficiency), r.fitted_gemm);
@@ -33,7 +34,11 @@ void print_parameters(std::ostream& out, const hardware::DeviceSpec& before, con
   row("memory_efficiency", fmt::format("{:.4g}", before.roofline.memory_efficiency),
       fmt::format("{:.4g}", after.roofline.memory_efficiency), r.fitted_memory);
   row("kernel_overhead", units::to_string(before.roofline.kernel_overhead),
-      units::to_string(after.roofline.kernel_overhead), true);
+      units::to_string(after.roofline.kernel_overhead), r.fitted_overhead);
+  if (!r.converged)
+    out << fmt::format("  warning: which kernels are compute- or memory-bound still changed after {} rounds; the fit "
+                       "is the last round's (check the profile for kernels on a roofline knee)\n",
+                       cost::calibration_max_rounds);
 }
 
 void print_kernels(std::ostream& out, const std::vector<hardware::KernelMeasurement>& rows,
@@ -76,7 +81,8 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
 }
 
 void run_calibrate(const CalibrateOptions& options, std::ostream& out) {
-  const config::InputText platform = options.platform ? config::read_input(*options.platform) : config::embedded_default_platform();
+  const config::InputText platform =
+      options.platform ? config::read_input(*options.platform) : config::embedded_default_platform();
   hardware::DeviceSpec base = config::parse_platform(platform, options.overrides).device;
   if (options.device_name) base.name = *options.device_name;
   const config::InputText profile = config::read_input(options.profile);

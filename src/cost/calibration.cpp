@@ -4,6 +4,8 @@
 #include <array>
 #include <cassert>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include <fmt/format.h>
@@ -23,12 +25,23 @@ enum Param : std::size_t { inverse_efficiency, k_half_over_efficiency, inverse_m
 using Vec = std::array<double, Param::count>;
 using Mask = std::array<bool, Param::count>;
 
+/// Which side of the roofline a kernel is on and, for a compute-bound GEMM, which tile, layout
+/// and split-K it uses: the linear fit is valid while no measurement's signature changes.
+struct Signature {
+  enum class Side : std::uint8_t { memory, matrix_gemm, vector_gemm, arithmetic, unquantized_gemm };
+  Side side = Side::memory;
+  std::ptrdiff_t tile = -1;
+  bool transposed = false;
+  std::int64_t splits = 0;
+  friend bool operator==(const Signature&, const Signature&) = default;
+};
+
 /// A measurement as a linear equation: predicted time = x . p + constant (seconds).
 struct Row {
   Vec x{};
   double constant = 0;
   double time = 0;
-  int signature = 0; // which side of the roofline and which tile: the fit is valid while unchanged
+  Signature signature;
 };
 
 Vec parameters_of(const DeviceSpec& d) {
@@ -58,10 +71,10 @@ void gemm_coefficients(const DeviceSpec& d, const model::GemmShape& g, model::Dt
     w = static_cast<double>(t.waves) * 2.0 * static_cast<double>(t.tile.m * t.tile.n) / per_unit;
     const auto& tiles = d.kernels.gemm_tiles;
     const auto index = std::find(tiles.begin(), tiles.end(), t.tile) - tiles.begin();
-    row.signature = 2 + static_cast<int>(4 * (index * 2 + (t.transposed ? 1 : 0)) + 8 * t.splits);
+    row.signature = {Signature::Side::matrix_gemm, index, t.transposed, static_cast<std::int64_t>(t.splits)};
   } else {
     w = g.flops().value() / (peak.value() * static_cast<double>(g.k));
-    row.signature = 1;
+    row.signature = {Signature::Side::unquantized_gemm};
   }
   row.x[inverse_efficiency] = w * static_cast<double>(t.k_steps);
   row.x[k_half_over_efficiency] = w;
@@ -82,18 +95,18 @@ Row row_of(const KernelCostModel& model, const KernelMeasurement& m) {
         gemm_coefficients(d, *m.gemm, m.dtype, t, row);
       } else {
         row.constant = t.compute.value(); // the vector path's efficiency is not fitted
-        row.signature = -2;
+        row.signature = {Signature::Side::vector_gemm};
       }
       return row;
     }
   } else if (op.flops.value() > 0 &&
              op.flops / model.vector_rate(m.dtype) > bytes / (d.memory_bandwidth * d.roofline.memory_efficiency)) {
     row.constant = (op.flops / model.vector_rate(m.dtype)).value(); // arithmetic-bound: only o is informed
-    row.signature = -3;
+    row.signature = {Signature::Side::arithmetic};
     return row;
   }
   row.x[inverse_memory_efficiency] = (bytes / d.memory_bandwidth).value();
-  row.signature = -1;
+  row.signature = {Signature::Side::memory};
   return row;
 }
 
@@ -149,7 +162,8 @@ std::optional<Vec> solve_free(const std::vector<Row>& rows, const Vec& current, 
 /// The least-squares parameters within their bounds: efficiencies in (0, 1] (1/e >= 1), k_half
 /// and the overhead non-negative. A violated bound is fixed and the rest re-solved (an
 /// active-set step in the manner of Lawson & Hanson's NNLS, 1974, chapter 23).
-Vec solve(const std::vector<Row>& rows, Vec current, Mask free) {
+/// `free` ends with the parameters the data determined; the others were held.
+Vec solve(const std::vector<Row>& rows, Vec current, Mask& free) {
   constexpr Vec lower = {1.0, 0.0, 1.0, 0.0};
   for (int round = 0; round < 4 * static_cast<int>(count); ++round) {
     const auto p = solve_free(rows, current, free);
@@ -185,18 +199,20 @@ CalibrationResult calibrate(const DeviceSpec& base, std::span<const KernelMeasur
   CalibrationResult result;
   result.device = base;
   result.device.kernels.measured.clear();
-  std::vector<int> last_signature;
-  constexpr int max_rounds = 50;
-  for (int round = 0; round < max_rounds; ++round) {
+  std::vector<Signature> last_signature;
+  for (int round = 0; round < calibration_max_rounds; ++round) {
     const KernelCostModel model(result.device);
     std::vector<Row> rows;
-    std::vector<int> signature;
+    std::vector<Signature> signature;
     for (const auto& m : measurements) {
       rows.push_back(row_of(model, m));
       signature.push_back(rows.back().signature);
     }
     result.iterations = round;
-    if (signature == last_signature) break;
+    if (signature == last_signature) {
+      result.converged = true;
+      break;
+    }
     last_signature = signature;
     Mask free{};
     for (const Row& r : rows) {
@@ -205,9 +221,11 @@ CalibrationResult calibrate(const DeviceSpec& base, std::span<const KernelMeasur
       free[inverse_memory_efficiency] = free[inverse_memory_efficiency] || r.x[inverse_memory_efficiency] > 0;
     }
     free[overhead] = true;
+    apply_parameters(result.device, solve(rows, parameters_of(result.device), free));
+    // What the data determined in this round (a bound or a vanished pivot holds a parameter).
     result.fitted_gemm = free[inverse_efficiency];
     result.fitted_memory = free[inverse_memory_efficiency];
-    apply_parameters(result.device, solve(rows, parameters_of(result.device), free));
+    result.fitted_overhead = free[overhead];
   }
   const KernelCostModel fitted(result.device);
   for (const auto& m : measurements) result.predicted.push_back(fitted.formula_duration(as_compute_op(m)));

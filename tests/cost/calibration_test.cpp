@@ -127,3 +127,35 @@ TEST_CASE("calibration rejects an empty profile and dtypes the device has no pea
   const std::vector rows{row};
   CHECK_THROWS_AS((void)cost::calibrate(a100_like(), rows), InputError);
 }
+
+TEST_CASE("calibration with two tiles and split-K converges and recovers the parameters") {
+  auto truth = a100_like();
+  // Two tiles and split-K: signatures differ by tile index and split count together, which
+  // an arithmetic encoding once collapsed (tile 1 with 1 split == tile 0 with 2 splits).
+  truth.kernels.gemm_tiles = {{256, 128, 32, 1.0}, {128, 128, 32, 0.9}};
+  auto base = truth;
+  truth.roofline = {0.76, 0.84, units::Seconds(4e-6)};
+  truth.kernels.gemm_k_half = 40;
+  const auto rows = synthetic_profile(truth);
+  const auto result = cost::calibrate(base, rows);
+  CHECK(result.converged);
+  CHECK(result.iterations < cost::calibration_max_rounds);
+  CHECK(result.fitted_overhead);
+  CHECK(result.device.roofline.gemm_efficiency == doctest::Approx(0.76).epsilon(1e-6));
+  CHECK(result.device.kernels.gemm_k_half == doctest::Approx(40).epsilon(1e-6));
+  CHECK(cost::fit_errors(rows, result.predicted).overall.max_abs_percent < 1e-6);
+}
+
+TEST_CASE("an overhead the data cannot support is held at its bound, not reported as fitted") {
+  // Memory-bound kernels faster than the bandwidth allows: the efficiency is held at 1 and the
+  // overhead would have to be negative, so it is held at 0.
+  const auto base = a100_like();
+  std::vector<hardware::KernelMeasurement> rows{memory_row(model::OpKind::elementwise, 1e8),
+                                                memory_row(model::OpKind::elementwise, 4e8)};
+  for (auto& r : rows) r.time = units::Bytes(r.bytes) / base.memory_bandwidth * 0.5;
+  const auto result = cost::calibrate(base, rows);
+  CHECK(result.converged);
+  CHECK_FALSE(result.fitted_overhead);
+  CHECK(result.device.roofline.memory_efficiency == doctest::Approx(1.0));
+  CHECK(result.device.roofline.kernel_overhead.value() == doctest::Approx(0.0));
+}

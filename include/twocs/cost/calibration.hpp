@@ -22,12 +22,17 @@
 
 namespace twocs::cost {
 
+/// Rounds of classify-then-fit before calibration gives up on a stable classification.
+inline constexpr int calibration_max_rounds = 50;
+
 struct CalibrationResult {
   hardware::DeviceSpec device;           // the base device with the fitted parameters, no table
   std::vector<units::Seconds> predicted; // per measurement, by the fitted formulas
   int iterations = 0;                    // classification rounds until stable
-  bool fitted_gemm = false;              // some GEMM on the matrix path was compute-bound
-  bool fitted_memory = false;            // some kernel was memory-bound
+  bool converged = false;                // false: the classification still changed after the last round
+  bool fitted_gemm = false;              // the data determined e and k_half (else kept or held at a bound)
+  bool fitted_memory = false;            // the data determined the HBM efficiency
+  bool fitted_overhead = false;          // the data determined the per-kernel overhead
 };
 
 /// Fits `base`'s parameters to `measurements`. An InputError when there are none, or when one
