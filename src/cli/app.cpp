@@ -1,8 +1,8 @@
 #include <twocs/cli/app.hpp>
 
 #include <exception>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>

@@ -90,7 +90,8 @@ private:
     sg::ActivityPtr activity;
     if (task.is_transfer()) {
       const lowering::Transfer& transfer = graph_.transfer(id);
-      activity = sg::Comm::sendto_init(host(task.device), host(transfer.peer))->set_payload_size(payload_bytes(transfer));
+      activity =
+          sg::Comm::sendto_init(host(task.device), host(transfer.peer))->set_payload_size(payload_bytes(transfer));
     } else {
       activity = sg::Exec::init()
                      ->set_host(host(task.device))

@@ -12,8 +12,7 @@ namespace twocs::lowering::detail {
 
 class ChunkPasses {
 public:
-  ChunkPasses(const IterationContext& context, const ShardedWeights& weights)
-      : context_(context), weights_(weights) {}
+  ChunkPasses(const IterationContext& context, const ShardedWeights& weights) : context_(context), weights_(weights) {}
 
   void forward(DeviceLowering& device, const WorkItem& item) const;
   /// Recomputes what the plan recomputes, then runs the backward, last layer first.

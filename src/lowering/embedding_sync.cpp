@@ -10,8 +10,8 @@ void synchronise_embedding(const IterationContext& context, DeviceLowering& devi
   if (first.stage == last.stage || (device.at.pipeline != first.stage && device.at.pipeline != last.stage)) return;
   const DeviceId a = context.device_of_chunk(device.at, first.chunk);
   const DeviceId b = context.device_of_chunk(device.at, last.chunk);
-  const auto elements =
-      static_cast<double>(model::local_vocab(context.model.vocab, context.plan.parallelism.tensor) * context.model.hidden);
+  const auto elements = static_cast<double>(model::local_vocab(context.model.vocab, context.plan.parallelism.tensor) *
+                                            context.model.hidden);
   const CollectiveSpec spec{model::Collective::all_reduce,
                             model::CommGroup::pipeline,
                             model::Pass::backward,

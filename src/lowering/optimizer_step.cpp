@@ -28,8 +28,8 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
   synchronise_embedding(context_, device);
   const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
   const std::int64_t updated = sharded ? units::ceil_div(parameters, plan.parallelism.data) : parameters;
-  const auto steps = prepare(context_.sink, model::optimizer_steps(updated, plan.optimizer.kind, plan.dtype),
-                             context_.cost);
+  const auto steps =
+      prepare(context_.sink, model::optimizer_steps(updated, plan.optimizer.kind, plan.dtype), context_.cost);
   emit_steps(device, context_.layout, steps, -1, -1);
   weights_.gather_updated(device, parameters);
 }

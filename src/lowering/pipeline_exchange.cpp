@@ -16,9 +16,9 @@ void PipelineExchange::post_receives(DeviceLowering& device, const std::vector<W
     const bool forward = item.kind == WorkKind::forward;
     const std::int64_t from = forward ? chunk - 1 : chunk + 1;
     if (from >= 0 && from < chunks)
-      received[k] = device.program.receive(boundary_spec(forward, item.micro_batch),
-                                           context_.device_of_chunk(device.at, from),
-                                           boundary_tag(chunk, item.micro_batch, forward));
+      received[k] =
+          device.program.receive(boundary_spec(forward, item.micro_batch), context_.device_of_chunk(device.at, from),
+                                 boundary_tag(chunk, item.micro_batch, forward));
     if (item.exchange_after) break;
   }
 }

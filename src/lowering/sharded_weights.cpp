@@ -8,8 +8,8 @@ ShardedWeights::ShardedWeights(const IterationContext& context)
     : context_(context),
       layer_parameters_(model::count_parameters(context.model, context.plan.parallelism.tensor).per_layer) {}
 
-void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers,
-                                  int ops_per_layer, std::int64_t micro_batch) const {
+void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
+                                  std::int64_t micro_batch) const {
   const auto& plan = context_.plan;
   if (plan.optimizer.sharding != model::OptimizerSharding::full || plan.parallelism.data == 1) return;
   const auto group = context_.layout.group(device.device(), model::CommGroup::data);

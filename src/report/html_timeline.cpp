@@ -134,7 +134,8 @@ rows_of(const lowering::TaskGraph& graph, const engine::Timeline& timeline, lowe
   const auto count = static_cast<TaskId>(std::min(graph.size(), timeline.tasks.size()));
   for (TaskId id = 0; id < count; ++id) {
     if (!graph.involves(id, device)) continue;
-    rows[static_cast<std::size_t>(graph.stream(id))].push_back({timeline.tasks[id].start, timeline.tasks[id].finish, id});
+    rows[static_cast<std::size_t>(graph.stream(id))].push_back(
+        {timeline.tasks[id].start, timeline.tasks[id].finish, id});
   }
   for (auto& row : rows)
     std::sort(row.begin(), row.end(),

@@ -15,9 +15,9 @@
 #include <filesystem>
 #include <string>
 
+#include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/make_cost_model.hpp>
 #include <twocs/engine/simulate.hpp>
-#include <twocs/config/scenario_loader.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/platform/topology.hpp>
 

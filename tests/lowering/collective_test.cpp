@@ -51,8 +51,7 @@ TEST_CASE("a ring all-reduce is n transfers per step, each forwarding what arriv
       // Step k from device i forwards what came from i - 1 in step k - 1, after i's own send of step k - 1.
       std::set<std::pair<int, DeviceId>> expected, actual;
       if (x.step > 0) expected = {{x.step - 1, (t.device + n - 1) % n}, {x.step - 1, t.device}};
-      graph.for_each_predecessor(id,
-                                 [&](TaskId p) { actual.insert({graph.transfer(p).step, graph.task(p).device}); });
+      graph.for_each_predecessor(id, [&](TaskId p) { actual.insert({graph.transfer(p).step, graph.task(p).device}); });
       CHECK(actual == expected);
     }
     // Everyone joins with an entry task: step 0 then waits for both ends.

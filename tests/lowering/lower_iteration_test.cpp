@@ -100,7 +100,8 @@ TEST_CASE("a tensor x data parallel iteration: chained kernels, ring all-reduces
   // Tensor parallelism: per micro-batch, 4 all-reduces per layer, 1 for the embedding, 1 for the
   // logits input gradient and 3 small ones in the cross-entropy: 2(t-1) = 2 transfers per rank each.
   const std::size_t tp_collectives = 3 * (4 * model.layers + 1 + 1 + 3);
-  CHECK(transfers_in(g, model::CommGroup::tensor) == tp_collectives * 2 * 2 * 2); // x 2 transfers per rank x 2 ranks x 2 replicas
+  CHECK(transfers_in(g, model::CommGroup::tensor) ==
+        tp_collectives * 2 * 2 * 2); // x 2 transfers per rank x 2 ranks x 2 replicas
   // Data parallelism: each bucket is a 2-device ring all-reduce with 2 transfers per rank per step... all
   // gradient bytes of a device are reduced exactly once.
   double dp_bytes_sent_by_0 = 0;

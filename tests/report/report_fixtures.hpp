@@ -45,8 +45,8 @@ inline lowering::TaskId add(TinyRun& run, const TinyTaskSpec& s) {
     return run.graph.add_transfer(s.device, tag,
                                   {units::bytes(s.bytes), s.peer, s.collective, s.step, group_of(s.stream)});
   const bool model_flops = s.flops > 0 && s.pass != model::Pass::optimizer;
-  return run.graph.add_kernel(s.device, tag,
-                              {units::seconds(s.duration_s), units::flops(s.flops), units::bytes(s.bytes), model_flops});
+  return run.graph.add_kernel(
+      s.device, tag, {units::seconds(s.duration_s), units::flops(s.flops), units::bytes(s.bytes), model_flops});
 }
 
 /// Two devices, every stream used once: forward on device 0, a tensor-parallel step, a pipeline

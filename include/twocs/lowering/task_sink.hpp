@@ -37,8 +37,8 @@ struct Kernel {
 
 /// A point-to-point message from the task's device to `peer`, one step of a collective.
 struct Transfer {
-  units::Bytes bytes; // payload
-  DeviceId peer = -1; // the receiver
+  units::Bytes bytes;           // payload
+  DeviceId peer = -1;           // the receiver
   std::int32_t collective = -1; // collective instance this transfer belongs to
   std::int32_t step = -1;       // step of the collective's algorithm
   model::CommGroup group = model::CommGroup::tensor;
