@@ -58,7 +58,7 @@ lowering::LoweringOptions choose_lowering(const RunOptions& options, const model
 }
 
 /// Heap a simulated task needs, lowering and engine together: `twocs run` on GPT-3 175B folded
-/// (1.65 M tasks) peaks at 223 MB resident (measured with /usr/bin/time -v), about 135 B a task.
+/// (1.65 M tasks) peaks at 216 MB resident (measured with /usr/bin/time -v), about 130 B a task.
 constexpr double bytes_per_task = 150.0;
 
 void require_tractable(const RunOptions& options, std::uint64_t tasks) {

@@ -27,6 +27,9 @@ Stream stream_for(model::CommGroup group) {
   return Stream::tensor_comm;
 }
 
+// The footprint the scale goals rest on (tens of millions of tasks): keep these records small.
+static_assert(sizeof(Task) <= 24 && sizeof(Transfer) <= 24 && sizeof(Kernel) <= 32);
+
 TaskGraph::TaskGraph(DeviceId device_count) : device_count_(device_count) {}
 
 TaskId TaskGraph::add(DeviceId device, TaskKind kind, const TaskTag& tag, std::uint32_t detail) {

@@ -5,7 +5,8 @@
 // Storage is sized for tens of millions of tasks: one slim common record per task (`Task`),
 // the kind-specific fields in one array per kind (`Kernel`, `Transfer`) that the record
 // indexes, and the dependencies as a compressed adjacency (successors and predecessors of each
-// task in two flat arrays, built on the first read).
+// task in two flat arrays, built on the first read after a change). A graph that has been read
+// or compact()ed can be read from several threads; lower_iteration returns it compacted.
 #pragma once
 
 #include <cstdint>
