@@ -6,6 +6,7 @@
 //   pipeline_exchange activations and gradients between stages
 //   sharded_weights   ZeRO-3 / FSDP per-layer gathers and the post-optimizer gather
 //   gradient_sync     data-parallel gradient buckets
+//   embedding_sync    tied word-embedding gradient between the first and last stage
 //   optimizer_step    end of iteration: remaining reductions, embedding sync, optimizer
 #include <twocs/lowering/lower_iteration.hpp>
 
