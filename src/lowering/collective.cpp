@@ -31,6 +31,8 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   if (only_member && steps_ > 0) {
     assert(spec.kind != model::Collective::send_recv && "point-to-point messages connect simulated devices");
     lower_mirrored(graph, tag, message, position_of(*only_member));
+    // Unfolded, every member sends one transfer per step.
+    graph.on_folded_collective(devices_.size(), static_cast<std::uint64_t>(steps_) * devices_.size());
   } else {
     lower_ring(graph, tag, message, spec.kind == model::Collective::send_recv);
   }

@@ -2,12 +2,12 @@
 // line can refuse plans too large to simulate before spending memory on them.
 //
 // The count comes from the lowering itself: it lowers the folded iteration (one device per
-// pipeline stage, its collectives mirrored) into a sink that only counts, then scales it to
-// the full run by symmetry. Every tensor-parallel peer and data-parallel replica of a stage
-// runs the same program; a collective over n devices lowers to n transfers per step in the
-// full run and to 2 (the member's send and receive) folded; messages between two simulated
-// devices (pipeline sends, the embedding all-reduce) are lowered alike in both. So
-//   full = t d (kernels + mirrored transfers / 2 + other transfers) of the folded lowering.
+// pipeline stage, its collectives mirrored) into a sink that only counts, and scales it to the
+// full run by symmetry. Every tensor-parallel peer and data-parallel replica of a stage runs the
+// same program, so each kernel and each message between two simulated devices (pipeline sends,
+// the embedding all-reduce) stands for t d of them; each folded collective over n devices
+// reports how many transfers it has unfolded (TaskSink::on_folded_collective), and the t d
+// replicas of the stage hold t d / n such groups.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 // comes from the same code that builds it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -53,6 +54,12 @@ public:
   virtual void add_dependency(TaskId before, TaskId after) = 0;
   /// The id of `label`, the same for the same text.
   virtual std::uint32_t intern_label(std::string_view label) = 0;
+  /// A collective over `devices` devices was lowered from one member's side only (the others
+  /// folded away); unfolded, the whole collective has `transfers` transfers. For counting.
+  virtual void on_folded_collective(std::size_t devices, std::uint64_t transfers) {
+    (void)devices;
+    (void)transfers;
+  }
 };
 
 } // namespace twocs::lowering
