@@ -63,9 +63,10 @@ constexpr double bytes_per_task = 150.0;
 
 void require_tractable(const RunOptions& options, std::uint64_t tasks) {
   if (tasks <= options.max_tasks) return;
-  InputError too_large(fmt::format("this plan lowers to {} tasks, more than the {} twocs simulates by default "
+  const bool by_default = options.max_tasks == RunOptions{}.max_tasks;
+  InputError too_large(fmt::format("this plan lowers to {} tasks, more than the {} twocs simulates {} "
                                    "(about {} of memory)",
-                                   tasks, options.max_tasks,
+                                   tasks, options.max_tasks, by_default ? "by default" : "under --max-tasks",
                                    units::to_string(units::Bytes(bytes_per_task * static_cast<double>(tasks)))),
                        "training",
                        "simulate fewer micro-batches (training.global_batch), fold replicas (--fold on), or raise "

@@ -92,7 +92,7 @@ TEST_CASE("a plan over --max-tasks is refused with its exact task count; at the 
     CAPTURE(fold);
     const auto refused = run_command_line(small({"--fold", fold, "--max-tasks", "10"}));
     REQUIRE(refused.code == 2);
-    CHECK(contains(refused.err, "more than the 10 twocs simulates"));
+    CHECK(contains(refused.err, "more than the 10 twocs simulates under --max-tasks"));
     CHECK(contains(refused.err, "fix:"));
     const std::uint64_t tasks = tasks_named(refused.err);
     const auto dag = dir.file(std::string("dag-") + fold + ".json");
