@@ -21,11 +21,11 @@ std::vector<Edge> edges_of(const lowering::TaskGraph& graph, const engine::Timel
                            lowering::DeviceId device) {
   std::vector<Edge> edges;
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
-    const auto& task = graph.task(id);
-    if (task.device != device && task.peer != device) continue;
+    if (!graph.involves(id, device)) continue;
     const auto& t = timeline.tasks[id];
     if (!(t.finish > t.start)) continue; // instantaneous tasks occupy no time
-    const int channel = task.is_transfer() ? static_cast<int>(index(task.group)) : compute_channel;
+    const int channel =
+        graph.task(id).is_transfer() ? static_cast<int>(index(graph.transfer(id).group)) : compute_channel;
     edges.push_back({t.start.value(), channel, +1});
     edges.push_back({t.finish.value(), channel, -1});
   }
@@ -99,7 +99,7 @@ lowering::DeviceId last_finishing_device(const lowering::TaskGraph& graph, const
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     const auto& task = graph.task(id);
     const double finish = timeline.tasks[id].finish.value();
-    for (lowering::DeviceId d : {task.device, task.peer}) {
+    for (lowering::DeviceId d : {task.device, task.is_transfer() ? graph.transfer(id).peer : -1}) {
       if (d < 0) continue;
       auto& latest = last[static_cast<std::size_t>(d)];
       if (latest >= 0) latest = std::max(latest, finish);

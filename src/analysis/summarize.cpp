@@ -45,6 +45,12 @@ void require_fit(const MemorySummary& memory) {
 Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                   const model::TransformerConfig& model, const model::TrainingPlan& plan,
                   const hardware::ClusterSpec& cluster) {
+  return summarize(graph, timeline, model, plan, cluster, summarize_memory(model, plan, cluster));
+}
+
+Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                  const model::TransformerConfig& model, const model::TrainingPlan& plan,
+                  const hardware::ClusterSpec& cluster, const MemorySummary& memory) {
   assert(timeline.tasks.size() == graph.size());
   Summary s;
   s.workload_name = model.name;
@@ -70,7 +76,7 @@ Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& time
     assert(peak && "validated: the device lists a peak for the training dtype");
     s.mfu = s.model_flops_per_device / *peak;
   }
-  s.memory = summarize_memory(model, plan, cluster);
+  s.memory = memory;
   return s;
 }
 

@@ -1,8 +1,8 @@
 #include <twocs/cli/app.hpp>
 
 #include <exception>
-#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -28,7 +28,19 @@ std::shared_ptr<spdlog::logger> make_logger(std::ostream& err, const RunOptions&
   return log;
 }
 
-void add_run_command(CLI::App& app, RunOptions& o) {
+/// Flags whose values twocs checks itself after parsing, so that a bad value gets the project's
+/// error (the flag, what it accepts, the fix) instead of the parser's.
+struct CheckedRunFlags {
+  std::optional<std::string> fold;
+  std::optional<std::string> max_tasks;
+
+  void apply(RunOptions& o) const {
+    if (fold) o.fold = parse_fold_mode(*fold);
+    if (max_tasks) o.max_tasks = parse_max_tasks(*max_tasks);
+  }
+};
+
+void add_run_command(CLI::App& app, RunOptions& o, CheckedRunFlags& checked) {
   auto* run = app.add_subcommand("run", "Simulate one training iteration and report where its time goes");
   run->add_option("--workload", o.workload, "Workload YAML (model + training plan); default: the embedded scenario");
   run->add_option("--platform", o.platform, "Platform YAML (cluster); default: the embedded DGX A100 cluster");
@@ -42,14 +54,11 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   auto* quiet = run->add_flag("--quiet,-q", o.quiet, "Print nothing but errors");
   run->add_flag("--verbose,-v", o.verbose, "Log each phase in detail")->excludes(quiet);
   run->add_flag("--ignore-memory", o.ignore_memory, "Simulate even when the plan does not fit in device memory");
-  run->add_option("--max-tasks", o.max_tasks, "Refuse plans that lower to more tasks than this (default 20000000)")
-      ->check(CLI::PositiveNumber);
-  const std::map<std::string, FoldMode> fold_modes{
-      {"auto", FoldMode::automatic}, {"on", FoldMode::on}, {"off", FoldMode::off}};
-  run->add_option("--fold", o.fold,
+  run->add_option("--max-tasks", checked.max_tasks,
+                  "Refuse plans that lower to more tasks than this (default 20000000)");
+  run->add_option("--fold", checked.fold,
                   "Simulate one device per pipeline stage, mirroring identical tensor and data-parallel peers: "
-                  "auto (when the full run exceeds 2M tasks), on, off")
-      ->transform(CLI::CheckedTransformer(fold_modes, CLI::ignore_case));
+                  "auto (when the full run exceeds 2M tasks), on, off");
 }
 
 } // namespace
@@ -59,7 +68,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
   RunOptions options;
-  add_run_command(app, options);
+  CheckedRunFlags checked;
+  add_run_command(app, options, checked);
   CalibrateOptions calibrate_options;
   const CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
   ShowOptions show_options;
@@ -76,8 +86,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       run_calibrate(calibrate_options, out);
     else if (show->parsed())
       run_show_platform(show_options, out);
-    else
+    else {
+      checked.apply(options);
       run_simulation(options, out, *log);
+    }
     return ExitCode::success;
   } catch (const InputError& e) {
     err << e.message() << '\n';

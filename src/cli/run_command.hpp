@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <spdlog/logger.h>
@@ -30,7 +31,7 @@ struct RunOptions {
   bool quiet = false;
   bool verbose = false;
   bool ignore_memory = false;
-  /// Plans that lower to more tasks are refused before lowering (about 250 bytes of memory
+  /// Plans that lower to more tasks are refused before lowering (about 150 bytes of memory
   /// and 3 us of simulation each).
   std::uint64_t max_tasks = 20'000'000;
   FoldMode fold = FoldMode::automatic;
@@ -38,6 +39,11 @@ struct RunOptions {
   /// seconds of simulation on one core at about 0.3 M tasks per second).
   std::uint64_t fold_above_tasks = 2'000'000;
 };
+
+/// The values of `--fold` and `--max-tasks` as typed on the command line. Throws InputError
+/// naming the flag, what it accepts and the fix.
+[[nodiscard]] FoldMode parse_fold_mode(std::string_view text);
+[[nodiscard]] std::uint64_t parse_max_tasks(std::string_view text);
 
 /// Runs the simulation and writes the requested outputs. Throws the errors a user can cause
 /// (InputError, OutOfMemoryError); returns normally on success.

@@ -3,11 +3,13 @@
 #include <cassert>
 #include <span>
 
+#include <twocs/units/numeric.hpp>
+
 namespace twocs::cost {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+using units::as_double;
+using units::ceil_div;
 
 struct Path {
   units::FlopRate peak;

@@ -21,15 +21,16 @@ namespace sg = simgrid::s4u;
 using lowering::TaskId;
 
 /// Payload of a transfer in whole bytes, as SimGrid counts them.
-std::uint64_t payload_bytes(const lowering::Task& task) {
-  assert(task.bytes.value() >= 0 && std::isfinite(task.bytes.value()));
-  return static_cast<std::uint64_t>(std::llround(task.bytes.value()));
+std::uint64_t payload_bytes(const lowering::Transfer& transfer) {
+  assert(transfer.bytes.value() >= 0 && std::isfinite(transfer.bytes.value()));
+  return static_cast<std::uint64_t>(std::llround(transfer.bytes.value()));
 }
 
-bool costs_nothing(const lowering::Task& task) {
-  if (task.is_transfer()) return payload_bytes(task) == 0;
-  assert(task.duration.value() >= 0 && std::isfinite(task.duration.value()));
-  return task.duration.value() <= 0;
+bool costs_nothing(const lowering::TaskGraph& graph, TaskId id) {
+  if (graph.task(id).is_transfer()) return payload_bytes(graph.transfer(id)) == 0;
+  const units::Seconds duration = graph.kernel(id).duration;
+  assert(duration.value() >= 0 && std::isfinite(duration.value()));
+  return duration.value() <= 0;
 }
 
 class Frontier final : public SimulationListener {
@@ -82,15 +83,19 @@ private:
 
   void make_ready(TaskId id) {
     const lowering::Task& task = graph_.task(id);
-    if (costs_nothing(task)) {
+    if (costs_nothing(graph_, id)) {
       inline_ready_.push_back(id);
       return;
     }
     sg::ActivityPtr activity;
     if (task.is_transfer()) {
-      activity = sg::Comm::sendto_init(host(task.device), host(task.peer))->set_payload_size(payload_bytes(task));
+      const lowering::Transfer& transfer = graph_.transfer(id);
+      activity =
+          sg::Comm::sendto_init(host(task.device), host(transfer.peer))->set_payload_size(payload_bytes(transfer));
     } else {
-      activity = sg::Exec::init()->set_host(host(task.device))->set_flops_amount(task.duration.value() * host_speed);
+      activity = sg::Exec::init()
+                     ->set_host(host(task.device))
+                     ->set_flops_amount(graph_.kernel(id).duration.value() * host_speed);
     }
     activity->set_data(&ids_[id]);
     activity->start();

@@ -17,41 +17,37 @@ RingPlan ring_plan(model::Collective kind, std::size_t devices, units::Bytes siz
   return {0, units::Bytes(0)};
 }
 
-CollectiveInstance::CollectiveInstance(TaskGraph& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
+CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
                                        std::int32_t instance_id, std::optional<DeviceId> only_member)
     : devices_(std::move(devices)) {
   assert(spec.kind != model::Collective::send_recv || devices_.size() == 2);
   const RingPlan plan = ring_plan(spec.kind, devices_.size(), spec.size);
   steps_ = plan.steps;
-  Task task;
-  task.kind = TaskKind::transfer;
-  task.stream = stream_for(spec.group);
-  task.group = spec.group;
-  task.pass = spec.pass;
-  task.layer = spec.layer;
-  task.micro_batch = spec.micro_batch;
-  task.collective = instance_id;
-  task.label = spec.label;
-  task.bytes = plan.chunk;
+  const TaskTag tag{spec.pass, spec.layer, spec.micro_batch, spec.label};
+  Transfer message;
+  message.bytes = plan.chunk;
+  message.collective = instance_id;
+  message.group = spec.group;
   if (only_member && steps_ > 0) {
     assert(spec.kind != model::Collective::send_recv && "point-to-point messages connect simulated devices");
-    lower_mirrored(graph, task, position_of(*only_member));
+    lower_mirrored(graph, tag, message, position_of(*only_member));
+    // Unfolded, every member sends one transfer per step.
+    graph.on_folded_collective(devices_.size(), static_cast<std::uint64_t>(steps_) * devices_.size());
   } else {
-    lower_ring(graph, task, spec.kind == model::Collective::send_recv);
+    lower_ring(graph, tag, message, spec.kind == model::Collective::send_recv);
   }
 }
 
-void CollectiveInstance::lower_ring(TaskGraph& graph, Task task, bool point_to_point) {
+void CollectiveInstance::lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point) {
   const std::size_t n = devices_.size();
   // A send_recv has one transfer, from the first device to the second; a ring has n per step.
   senders_ = point_to_point ? 1 : n;
   transfers_.reserve(static_cast<std::size_t>(steps_) * senders_);
   for (int step = 0; step < steps_; ++step) {
     for (std::size_t i = 0; i < senders_; ++i) {
-      task.step = step;
-      task.device = devices_[i];
-      task.peer = devices_[(i + 1) % n];
-      const TaskId id = graph.add_task(task);
+      message.step = step;
+      message.peer = devices_[(i + 1) % n];
+      const TaskId id = graph.add_transfer(devices_[i], tag, message);
       transfers_.push_back(id);
       if (step == 0) continue;
       // The chunk device i forwards arrived in the previous step from its predecessor, and
@@ -62,19 +58,17 @@ void CollectiveInstance::lower_ring(TaskGraph& graph, Task task, bool point_to_p
   }
 }
 
-void CollectiveInstance::lower_mirrored(TaskGraph& graph, Task task, std::size_t member) {
+void CollectiveInstance::lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member) {
   const std::size_t n = devices_.size();
   mirrored_ = true;
   senders_ = 2;
   transfers_.reserve(static_cast<std::size_t>(steps_) * 2);
   for (int step = 0; step < steps_; ++step) {
-    task.step = step;
-    task.device = devices_[member];
-    task.peer = devices_[(member + 1) % n];
-    const TaskId send = graph.add_task(task);
-    task.device = devices_[(member + n - 1) % n];
-    task.peer = devices_[member];
-    const TaskId receive = graph.add_task(task);
+    message.step = step;
+    message.peer = devices_[(member + 1) % n];
+    const TaskId send = graph.add_transfer(devices_[member], tag, message);
+    message.peer = devices_[member];
+    const TaskId receive = graph.add_transfer(devices_[(member + n - 1) % n], tag, message);
     transfers_.push_back(send);
     transfers_.push_back(receive);
     if (step == 0) continue;
@@ -96,7 +90,7 @@ TaskId CollectiveInstance::transfer(int step, std::size_t position) const {
   return transfers_[static_cast<std::size_t>(step) * senders_ + position];
 }
 
-std::vector<TaskId> CollectiveInstance::join(TaskGraph& graph, DeviceId device, std::span<const TaskId> entry) {
+std::vector<TaskId> CollectiveInstance::join(TaskSink& graph, DeviceId device, std::span<const TaskId> entry) {
   ++joined_;
   assert(joined_ <= devices_.size());
   if (steps_ == 0) return {entry.begin(), entry.end()};

@@ -41,15 +41,11 @@ std::vector<TaskId> CollectiveRegistry::join_transfer(const CollectiveSpec& spec
   return join_key({-1, from, to, tag}, spec, {from, to}, device, entry);
 }
 
-DeviceProgram::DeviceProgram(TaskGraph& graph, CollectiveRegistry& registry, DeviceId device)
+DeviceProgram::DeviceProgram(TaskSink& graph, CollectiveRegistry& registry, DeviceId device)
     : graph_(graph), registry_(registry), device_(device) {}
 
-TaskId DeviceProgram::compute(Task task) {
-  task.kind = TaskKind::compute;
-  task.stream = Stream::compute;
-  task.device = device_;
-  task.peer = -1;
-  const TaskId id = graph_.add_task(task);
+TaskId DeviceProgram::compute(const TaskTag& tag, const Kernel& kernel) {
+  const TaskId id = graph_.add_kernel(device_, tag, kernel);
   if (last_compute_) graph_.add_dependency(*last_compute_, id);
   // Collect the waits that fall due at this kernel; count down the overlapped ones.
   auto due = std::stable_partition(waits_.begin(), waits_.end(),

@@ -2,7 +2,7 @@
 
 namespace twocs::lowering::detail {
 
-GradientSync::GradientSync(TaskGraph& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group)
+GradientSync::GradientSync(TaskSink& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group)
     : data_group_(std::move(data_group)), overlap_(plan.overlap.dp_grad_reduce),
       bucket_capacity_(plan.overlap.bucket_size), element_size_(plan.dtype == model::Dtype::fp32 ? 4.0 : 2.0),
       kind_(plan.optimizer.sharding == model::OptimizerSharding::none ? model::Collective::all_reduce

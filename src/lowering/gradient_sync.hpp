@@ -16,7 +16,7 @@ namespace twocs::lowering::detail {
 
 class GradientSync {
 public:
-  GradientSync(TaskGraph& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group);
+  GradientSync(TaskSink& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group);
 
   /// A kernel of the gradient-producing backward finalised the gradients of `parameters` parameters.
   void on_gradients_ready(DeviceProgram& program, std::int64_t parameters);

@@ -4,20 +4,47 @@
 
 namespace twocs::lowering::detail {
 
-PreparedSequence prepare(TaskGraph& graph, const model::StepSequence& steps, const cost::OperatorCostModel& cost) {
+PreparedSequence prepare(TaskSink& sink, const model::StepSequence& steps, const cost::OperatorCostModel& cost) {
   PreparedSequence prepared;
   prepared.reserve(steps.size());
   for (const auto& step : steps) {
     PreparedStep p{step, units::Seconds(0), 0};
     if (const auto* op = std::get_if<model::ComputeOp>(&step)) {
       p.duration = cost.duration(*op);
-      p.label = graph.intern_label(op->name);
+      p.label = sink.intern_label(op->name);
     } else {
-      p.label = graph.intern_label(std::get<model::CollectiveOp>(step).name);
+      p.label = sink.intern_label(std::get<model::CollectiveOp>(step).name);
     }
     prepared.push_back(std::move(p));
   }
   return prepared;
+}
+
+int compute_ops(const PreparedSequence& steps) {
+  int n = 0;
+  for (const auto& p : steps) n += std::holds_alternative<model::ComputeOp>(p.step) ? 1 : 0;
+  return n;
+}
+
+std::int64_t gradient_parameters(const PreparedSequence& steps) {
+  std::int64_t n = 0;
+  for (const auto& p : steps)
+    if (const auto* op = std::get_if<model::ComputeOp>(&p.step)) n += op->grad_params;
+  return n;
+}
+
+PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, model::Recompute recompute,
+                            const cost::OperatorCostModel& cost) {
+  PreparedModel ops;
+  ops.layer_forward = prepare(sink, model::transformer_layer_forward(shape), cost);
+  ops.layer_backward = prepare(sink, model::transformer_layer_backward(shape), cost);
+  ops.layer_recompute = prepare(sink, model::transformer_layer_recompute(shape, recompute), cost);
+  ops.embedding_forward = prepare(sink, model::embedding_forward(shape), cost);
+  ops.embedding_backward = prepare(sink, model::embedding_backward(shape), cost);
+  ops.head_forward = prepare(sink, model::output_head_forward(shape), cost);
+  ops.head_backward_tied = prepare(sink, model::output_head_backward(shape, false), cost);
+  ops.head_backward_own = prepare(sink, model::output_head_backward(shape, true), cost);
+  return ops;
 }
 
 } // namespace twocs::lowering::detail

@@ -1,9 +1,7 @@
 #include <twocs/lowering/task_graph.hpp>
 
 #include <cassert>
-#include <iterator>
 
-#include <boost/graph/topological_sort.hpp>
 #include <fmt/format.h>
 
 namespace twocs::lowering {
@@ -29,17 +27,55 @@ Stream stream_for(model::CommGroup group) {
   return Stream::tensor_comm;
 }
 
+// The footprint the scale goals rest on (tens of millions of tasks): keep these records small.
+static_assert(sizeof(Task) <= 24 && sizeof(Transfer) <= 24 && sizeof(Kernel) <= 32);
+
 TaskGraph::TaskGraph(DeviceId device_count) : device_count_(device_count) {}
 
-TaskId TaskGraph::add_task(const Task& task) {
-  assert(task.device >= 0 && task.device < device_count_);
-  assert(task.kind == TaskKind::compute || (task.peer >= 0 && task.peer < device_count_ && task.peer != task.device));
-  return static_cast<TaskId>(boost::add_vertex(task, graph_));
+TaskId TaskGraph::add(DeviceId device, TaskKind kind, const TaskTag& tag, std::uint32_t detail) {
+  assert(device >= 0 && device < device_count_);
+  const auto id = static_cast<TaskId>(tasks_.size());
+  tasks_.push_back({kind, tag.pass, device, tag.layer, tag.micro_batch, tag.label, detail});
+  if (!successor_begin_.empty()) { // indexed: the new task has no dependencies yet
+    successor_begin_.push_back(successor_begin_.back());
+    predecessor_begin_.push_back(predecessor_begin_.back());
+  }
+  return id;
+}
+
+TaskId TaskGraph::add_kernel(DeviceId device, const TaskTag& tag, const Kernel& kernel) {
+  kernels_.push_back(kernel);
+  return add(device, TaskKind::compute, tag, static_cast<std::uint32_t>(kernels_.size() - 1));
+}
+
+TaskId TaskGraph::add_transfer(DeviceId from, const TaskTag& tag, const Transfer& transfer) {
+  assert(transfer.peer >= 0 && transfer.peer < device_count_ && transfer.peer != from);
+  transfers_.push_back(transfer);
+  return add(from, TaskKind::transfer, tag, static_cast<std::uint32_t>(transfers_.size() - 1));
 }
 
 void TaskGraph::add_dependency(TaskId before, TaskId after) {
   assert(before != after && before < size() && after < size());
-  boost::add_edge(before, after, graph_);
+  if (!successors_.empty()) unindex();
+  unindexed_.emplace_back(before, after);
+}
+
+const Kernel& TaskGraph::kernel(TaskId id) const {
+  assert(!task(id).is_transfer());
+  return kernels_[task(id).detail];
+}
+
+const Transfer& TaskGraph::transfer(TaskId id) const {
+  assert(task(id).is_transfer());
+  return transfers_[task(id).detail];
+}
+
+Stream TaskGraph::stream(TaskId id) const {
+  return task(id).is_transfer() ? stream_for(transfer(id).group) : Stream::compute;
+}
+
+bool TaskGraph::involves(TaskId id, DeviceId device) const {
+  return task(id).device == device || (task(id).is_transfer() && transfer(id).peer == device);
 }
 
 std::uint32_t TaskGraph::intern_label(std::string_view label) {
@@ -55,19 +91,8 @@ std::string TaskGraph::display_name(TaskId id) const {
   std::string name = label(t.label);
   if (t.layer >= 0) name += fmt::format(" L{}", t.layer);
   if (t.micro_batch >= 0) name += fmt::format(" mb{}", t.micro_batch);
-  if (t.is_transfer()) name += fmt::format(" {}->{}", t.device, t.peer);
+  if (t.is_transfer()) name += fmt::format(" {}->{}", t.device, transfer(id).peer);
   return name;
-}
-
-bool TaskGraph::is_acyclic() const {
-  std::vector<TaskId> order;
-  order.reserve(size());
-  try {
-    boost::topological_sort(graph_, std::back_inserter(order));
-  } catch (const boost::not_a_dag&) {
-    return false;
-  }
-  return true;
 }
 
 } // namespace twocs::lowering

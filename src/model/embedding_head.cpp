@@ -2,6 +2,7 @@
 // cross-entropy (last stage) and the optimizer step, per tensor-parallel rank (Megatron-LM
 // VocabParallelEmbedding and vocab_parallel_cross_entropy; Shoeybi et al. 2019, section 3).
 #include <twocs/model/layer_ops.hpp>
+#include <twocs/units/numeric.hpp>
 
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
@@ -14,7 +15,7 @@ namespace {
 using detail::collective;
 using detail::memory_bound;
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
+using units::as_double;
 
 /// Bytes per logit of the cross-entropy kernels, which work in fp32 (Megatron-LM casts the
 /// logits to float): cast + max reads the logits and writes fp32, subtract-exp-sum reads and

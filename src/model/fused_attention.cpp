@@ -16,12 +16,14 @@
 // Dropout is applied inside the kernel from a regenerated random mask (section 3.1).
 #include "fused_attention.hpp"
 
+#include <twocs/units/numeric.hpp>
+
 #include "op_builders.hpp"
 
 namespace twocs::model::detail {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
+using units::as_double;
 
 struct HeadSizes {
   std::int64_t heads = 0; // b * a / t attention heads of this rank

@@ -1,8 +1,10 @@
 #include "layer_dims.hpp"
 
+#include <twocs/units/numeric.hpp>
+
 namespace twocs::model::detail {
 namespace {
-double as_double(std::int64_t v) { return static_cast<double>(v); }
+using units::as_double;
 } // namespace
 
 LayerDims dims_of(const LayerShape& shape) {

@@ -7,11 +7,12 @@
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/model/parameters.hpp>
 #include <twocs/model/stage_partition.hpp>
+#include <twocs/units/numeric.hpp>
 
 namespace twocs::model {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
+using units::as_double;
 
 struct StageContents {
   std::int64_t layers = 0;

@@ -4,6 +4,7 @@
 //     -> LN -> fc1 (column-parallel) -> GeLU/SwiGLU -> fc2 (row-parallel) -> dropout + residual
 // Per-element HBM traffic of the memory-bound kernels is documented in docs/model-reference.md.
 #include <twocs/model/layer_ops.hpp>
+#include <twocs/units/numeric.hpp>
 
 #include <cassert>
 
@@ -23,7 +24,7 @@ using detail::LayerDims;
 using detail::leave_region_forward;
 using detail::memory_bound;
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
+using units::as_double;
 
 void add_attention_core_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
   if (shape.attention == AttentionKernel::fused) return detail::add_fused_attention_forward(steps, shape, d, pass);

@@ -6,6 +6,7 @@
 // asynchronously and overlaps it with the wgrad GEMM (--async-tensor-model-parallel-allreduce,
 // Korthikanti et al. 2022, section 4.2.2 for the sequence-parallel variant).
 #include <twocs/model/layer_ops.hpp>
+#include <twocs/units/numeric.hpp>
 
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
@@ -21,7 +22,7 @@ using detail::collective;
 using detail::LayerDims;
 using detail::memory_bound;
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
+using units::as_double;
 
 /// Backward of a row-parallel linear layer (attention output, fc2). Under sequence
 /// parallelism the forward reduce-scatter's backward all-gathers the output gradient first.

@@ -55,15 +55,22 @@ void write_metadata(EventList& events, lowering::DeviceId devices) {
   }
 }
 
-void write_args(ChunkedWriter& w, const lowering::TaskGraph& graph, const lowering::Task& t) {
+void write_args(ChunkedWriter& w, const lowering::TaskGraph& graph, TaskId id) {
+  const lowering::Task& t = graph.task(id);
   w.append("\"args\":{\"label\":");
   fileio::append_json_string(w.buffer(), graph.label(t.label));
   w.format(",\"layer\":{},\"micro_batch\":{},\"pass\":\"{}\",\"flops\":", t.layer, t.micro_batch,
            model::to_string(t.pass));
-  fileio::append_json_number(w.buffer(), t.flops.value());
+  // A transfer does no arithmetic; its bytes are its payload, a kernel's its HBM traffic.
+  fileio::append_json_number(w.buffer(), t.is_transfer() ? 0.0 : graph.kernel(id).flops.value());
   w.append(",\"bytes\":");
-  fileio::append_json_number(w.buffer(), t.bytes.value());
-  if (t.is_transfer()) w.format(",\"peer\":{},\"collective\":{},\"step\":{}", t.peer, t.collective, t.step);
+  if (!t.is_transfer()) {
+    fileio::append_json_number(w.buffer(), graph.kernel(id).bytes.value());
+  } else {
+    const lowering::Transfer& x = graph.transfer(id);
+    fileio::append_json_number(w.buffer(), x.bytes.value());
+    w.format(",\"peer\":{},\"collective\":{},\"step\":{}", x.peer, x.collective, x.step);
+  }
   w.append("}");
 }
 
@@ -72,16 +79,16 @@ void write_event(ChunkedWriter& w, const lowering::TaskGraph& graph, TaskId id, 
   w.append("{\"name\":");
   fileio::append_json_string(w.buffer(), graph.display_name(id));
   if (t.is_transfer()) {
-    w.format(",\"cat\":\"comm.{}\"", model::to_string(t.group));
+    w.format(",\"cat\":\"comm.{}\"", model::to_string(graph.transfer(id).group));
   } else {
     w.append(",\"cat\":\"compute\"");
   }
-  w.format(",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":", t.device, static_cast<int>(t.stream));
+  w.format(",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":", t.device, static_cast<int>(graph.stream(id)));
   append_microseconds(w, timing.start);
   w.append(",\"dur\":");
   append_microseconds(w, timing.finish - timing.start);
   w.append(",");
-  write_args(w, graph, t);
+  write_args(w, graph, id);
   w.append("}");
 }
 

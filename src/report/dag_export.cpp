@@ -17,8 +17,9 @@ using fileio::ChunkedWriter;
 using lowering::TaskGraph;
 using lowering::TaskId;
 
-std::string_view dot_colour(const lowering::Task& t) {
-  switch (t.stream) {
+std::string_view dot_colour(const TaskGraph& graph, TaskId id) {
+  const lowering::Task& t = graph.task(id);
+  switch (graph.stream(id)) {
   case lowering::Stream::compute: return t.pass == model::Pass::forward ? "#c6dbef" : "#fdd0a2";
   case lowering::Stream::tensor_comm: return "#fcbba1";
   case lowering::Stream::pipeline_comm: return "#c7e9c0";
@@ -37,9 +38,10 @@ std::vector<std::vector<TaskId>> tasks_by_device(const TaskGraph& graph) {
 
 void write_dot_node(ChunkedWriter& w, const TaskGraph& graph, TaskId id) {
   const lowering::Task& t = graph.task(id);
-  const std::string cost = t.is_transfer() ? units::to_string(t.bytes) : units::to_string(t.duration);
+  const std::string cost =
+      t.is_transfer() ? units::to_string(graph.transfer(id).bytes) : units::to_string(graph.kernel(id).duration);
   w.format("    t{} [label=\"{}\\n{}\"", id, fileio::dot_escape(graph.display_name(id)), fileio::dot_escape(cost));
-  w.format(", fillcolor=\"{}\"{}];\n", dot_colour(t), t.is_transfer() ? ", shape=ellipse" : "");
+  w.format(", fillcolor=\"{}\"{}];\n", dot_colour(graph, id), t.is_transfer() ? ", shape=ellipse" : "");
   w.end_record();
 }
 
@@ -51,18 +53,24 @@ std::uint32_t label_count(const TaskGraph& graph) {
   return count;
 }
 
+/// Every task has every field in the file (interface contract): what its kind lacks is written
+/// as none (-1) or zero.
 void write_json_task(ChunkedWriter& w, const TaskGraph& graph, TaskId id) {
   const lowering::Task& t = graph.task(id);
+  const lowering::Transfer none;
+  const lowering::Transfer& x = t.is_transfer() ? graph.transfer(id) : none;
+  const lowering::Kernel idle{units::Seconds(0), units::Flops(0), x.bytes, false};
+  const lowering::Kernel& k = t.is_transfer() ? idle : graph.kernel(id);
   w.format(R"({{"id":{},"kind":"{}","device":{},"peer":{},"stream":"{}","pass":"{}",)", id, lowering::to_string(t.kind),
-           t.device, t.peer, lowering::to_string(t.stream), model::to_string(t.pass));
+           t.device, x.peer, lowering::to_string(graph.stream(id)), model::to_string(t.pass));
   w.format(R"("layer":{},"micro_batch":{},"label":{},"collective":{},"step":{},"duration_s":)", t.layer, t.micro_batch,
-           t.label, t.collective, t.step);
-  fileio::append_json_number(w.buffer(), t.duration.value());
+           t.label, x.collective, x.step);
+  fileio::append_json_number(w.buffer(), k.duration.value());
   w.append(",\"flops\":");
-  fileio::append_json_number(w.buffer(), t.flops.value());
+  fileio::append_json_number(w.buffer(), k.flops.value());
   w.append(",\"bytes\":");
-  fileio::append_json_number(w.buffer(), t.bytes.value());
-  w.format(R"(,"model_flops":{}}})", t.model_flops);
+  fileio::append_json_number(w.buffer(), k.bytes.value());
+  w.format(R"(,"model_flops":{}}})", k.model_flops);
 }
 
 template <class F> void for_each_dependency(const TaskGraph& graph, F&& f) {

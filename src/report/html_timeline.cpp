@@ -94,19 +94,21 @@ std::string Chart::tooltip(const Item& item) const {
                                  units::to_string(item.start), units::to_string(item.finish),
                                  units::to_string(item.finish - item.start));
   if (t.is_transfer()) {
+    const lowering::Transfer& x = graph_.transfer(item.id);
     const bool sends = t.device == device_;
-    text += fmt::format("\n{} {} {}, {} comm", sends ? "send" : "receive", units::to_string(t.bytes),
-                        sends ? fmt::format("to device {}", t.peer) : fmt::format("from device {}", t.device),
-                        model::to_string(t.group));
+    text += fmt::format("\n{} {} {}, {} comm", sends ? "send" : "receive", units::to_string(x.bytes),
+                        sends ? fmt::format("to device {}", x.peer) : fmt::format("from device {}", t.device),
+                        model::to_string(x.group));
   } else {
-    text += fmt::format("\n{}, {}", units::to_string(t.flops), units::to_string(t.bytes));
+    const lowering::Kernel& k = graph_.kernel(item.id);
+    text += fmt::format("\n{}, {}", units::to_string(k.flops), units::to_string(k.bytes));
   }
   return text;
 }
 
 void Chart::draw_row(int row, const std::vector<Item>& items) {
   for (const Item& item : items) {
-    const TaskColour colour = colour_of(graph_.task(item.id));
+    const TaskColour colour = colour_of(graph_, item.id);
     if (x(item.finish) - x(item.start) >= min_width) {
       flush(row);
       rect(row, item.start, item.finish, colour, tooltip(item));
@@ -131,9 +133,9 @@ rows_of(const lowering::TaskGraph& graph, const engine::Timeline& timeline, lowe
   std::array<std::vector<Item>, lowering::stream_count> rows;
   const auto count = static_cast<TaskId>(std::min(graph.size(), timeline.tasks.size()));
   for (TaskId id = 0; id < count; ++id) {
-    const lowering::Task& t = graph.task(id);
-    if (t.device != device && !(t.is_transfer() && t.peer == device)) continue;
-    rows[static_cast<std::size_t>(t.stream)].push_back({timeline.tasks[id].start, timeline.tasks[id].finish, id});
+    if (!graph.involves(id, device)) continue;
+    rows[static_cast<std::size_t>(graph.stream(id))].push_back(
+        {timeline.tasks[id].start, timeline.tasks[id].finish, id});
   }
   for (auto& row : rows)
     std::sort(row.begin(), row.end(),
@@ -170,9 +172,10 @@ units::Seconds span_of(const engine::Timeline& timeline) {
 
 } // namespace
 
-TaskColour colour_of(const lowering::Task& task) {
+TaskColour colour_of(const lowering::TaskGraph& graph, lowering::TaskId id) {
+  const lowering::Task& task = graph.task(id);
   if (task.is_transfer()) {
-    switch (task.group) {
+    switch (graph.transfer(id).group) {
     case model::CommGroup::tensor: return TaskColour::tensor;
     case model::CommGroup::pipeline: return TaskColour::pipeline;
     case model::CommGroup::data: return TaskColour::data;

@@ -18,7 +18,7 @@ using fileio::ChunkedWriter;
 enum class TaskColour : std::uint8_t { forward, backward, recompute, optimizer, tensor, pipeline, data };
 inline constexpr std::size_t task_colour_count = 7;
 
-[[nodiscard]] TaskColour colour_of(const lowering::Task& task);
+[[nodiscard]] TaskColour colour_of(const lowering::TaskGraph& graph, lowering::TaskId id);
 [[nodiscard]] std::string_view colour_name(TaskColour colour); // "forward", "tensor comm", ...
 
 /// Writes an <svg> with the tasks of `device` (compute kernels, and transfers it sends or

@@ -99,8 +99,8 @@ TEST_CASE("with two data-parallel replicas, overlapping the gradient reduction h
   const auto dp_bytes = [](const Run& r) {
     double total = 0;
     for (lowering::TaskId id = 0; id < r.graph.size(); ++id)
-      if (r.graph.task(id).is_transfer() && r.graph.task(id).group == model::CommGroup::data)
-        total += r.graph.task(id).bytes.value();
+      if (r.graph.task(id).is_transfer() && r.graph.transfer(id).group == model::CommGroup::data)
+        total += r.graph.transfer(id).bytes.value();
     return total;
   };
   CHECK(dp_bytes(during) == doctest::Approx(dp_bytes(after)));
@@ -130,13 +130,15 @@ TEST_CASE("one device alone only computes: no communication, no idle time, MFU f
   CHECK(run.summary.comm_busy.value() == 0);
   CHECK(run.summary.breakdown.idle.value() == doctest::Approx(0).epsilon(1e-12));
   double busy = 0;
-  for (lowering::TaskId id = 0; id < run.graph.size(); ++id) busy += run.graph.task(id).duration.value();
+  for (lowering::TaskId id = 0; id < run.graph.size(); ++id)
+    if (!run.graph.task(id).is_transfer()) busy += run.graph.kernel(id).duration.value();
   CHECK(run.summary.iteration_time.value() == doctest::Approx(busy).epsilon(1e-9));
   // MFU: the GEMM FLOPs of forward and backward over the time at peak. With one device every
   // model FLOP is in this DAG.
   double model_flops = 0;
   for (lowering::TaskId id = 0; id < run.graph.size(); ++id)
-    if (run.graph.task(id).model_flops) model_flops += run.graph.task(id).flops.value();
+    if (!run.graph.task(id).is_transfer() && run.graph.kernel(id).model_flops)
+      model_flops += run.graph.kernel(id).flops.value();
   CHECK(run.summary.model_flops.value() == doctest::Approx(model_flops).epsilon(1e-12));
   CHECK(run.summary.mfu == doctest::Approx(model_flops / (busy * 312e12)).epsilon(1e-9));
 }

@@ -82,22 +82,46 @@ TEST_CASE("folded and full simulations agree on a symmetric cluster") {
   }
 }
 
-TEST_CASE("the task estimate tracks the lowered DAG, folded or not") {
-  model::TrainingPlan plan;
-  plan.micro_batch = 1;
-  plan.global_batch = 8;
-  plan.parallelism.tensor = 4;
-  plan.parallelism.pipeline = 2;
-  plan.parallelism.data = 2;
+TEST_CASE("the task count equals the lowered DAG's size on every kind of plan, folded or not") {
+  struct Case {
+    const char* name;
+    std::int64_t t, p, d, m, v;
+    model::OptimizerSharding sharding;
+    bool sequence;
+    model::Recompute recompute;
+    model::PipelineSchedule schedule;
+    bool overlap;
+  };
+  using S = model::OptimizerSharding;
+  using R = model::Recompute;
+  using P = model::PipelineSchedule;
+  const Case cases[] = {
+      {"one device", 1, 1, 1, 2, 1, S::none, false, R::none, P::one_f_one_b, true},
+      {"tensor", 4, 1, 1, 2, 1, S::none, false, R::none, P::one_f_one_b, true},
+      {"tensor + sequence", 4, 1, 1, 2, 1, S::none, true, R::selective, P::one_f_one_b, true},
+      {"data, buckets", 1, 1, 4, 2, 1, S::none, false, R::none, P::one_f_one_b, true},
+      {"data, no overlap", 2, 1, 2, 2, 1, S::none, false, R::full, P::one_f_one_b, false},
+      {"pipeline 1F1B", 2, 4, 1, 8, 1, S::none, false, R::none, P::one_f_one_b, true},
+      {"pipeline GPipe", 1, 2, 2, 4, 1, S::none, false, R::full, P::gpipe, true},
+      {"interleaved", 2, 2, 2, 4, 2, S::none, false, R::selective, P::interleaved_one_f_one_b, true},
+      {"ZeRO-1", 2, 2, 2, 4, 1, S::optimizer, false, R::none, P::one_f_one_b, true},
+      {"ZeRO-3", 1, 2, 4, 2, 1, S::full, false, R::none, P::one_f_one_b, true},
+      {"everything", 2, 2, 2, 4, 2, S::full, true, R::full, P::interleaved_one_f_one_b, false},
+  };
   const auto model = gpt_small();
-  const auto cluster = cluster_of(4, 4);
-  const cost::RooflineCostModel cost(cluster.device);
-  for (bool fold : {false, true}) {
-    CAPTURE(fold);
-    const auto graph = lowering::lower_iteration(model, plan, cost, {fold});
-    const auto estimate = static_cast<double>(lowering::estimate_task_count(model, plan, {fold}));
-    // An upper bound within a factor of 1.5 of the real size.
-    CHECK(estimate >= static_cast<double>(graph.size()));
-    CHECK(estimate <= 1.5 * static_cast<double>(graph.size()));
+  const cost::RooflineCostModel cost(testing::a100());
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    auto plan = testing::plan_of(c.t, c.p, c.d, c.m);
+    plan.parallelism.virtual_stages = c.v;
+    plan.parallelism.sequence = c.sequence;
+    plan.optimizer.sharding = c.sharding;
+    plan.recompute = c.recompute;
+    plan.pipeline_schedule = c.schedule;
+    plan.overlap.dp_grad_reduce = c.overlap;
+    const auto count = lowering::count_tasks(model, plan, cost);
+    CHECK(count.full == lowering::lower_iteration(model, plan, cost, {false}).size());
+    CHECK(count.folded == lowering::lower_iteration(model, plan, cost, {true}).size());
+    CHECK(lowering::estimate_task_count(model, plan, {true}) == count.folded);
   }
 }

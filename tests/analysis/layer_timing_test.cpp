@@ -3,20 +3,22 @@
 // one transformer layer (h = 6144, a = 64, s = 2048, b = 4, t = 8, fp16) forward and backward on
 // the 8 tensor-parallel ranks of one DGX A100 node, costed by the kernel operator model with the
 // parameters of platforms/dgx-a100-80gb.yaml (the same file every other run uses: no tuning
-// here), its tensor-parallel collectives simulated on the node's NVSwitch. Measured values:
-// /work/shared/validation/published-runs.yaml, `layer_timings`.
+// here), its tensor-parallel collectives simulated on the node's NVSwitch. The layer goes
+// through what `twocs run` runs: the iteration lowering of a one-layer model on one stage with
+// one micro-batch; the layer's forward is the span of its forward tasks (kernels and
+// collectives) on the timeline, its backward that of its recompute and backward tasks.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/make_cost_model.hpp>
 #include <twocs/engine/simulate.hpp>
-#include <twocs/config/scenario_loader.hpp>
-#include <twocs/lowering/tensor_group.hpp>
-#include <twocs/model/layer_ops.hpp>
+#include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/platform/topology.hpp>
 
 using namespace twocs;
@@ -38,21 +40,30 @@ constexpr Mode table4[] = {
     {"selective_and_sequence_parallel", true, model::Recompute::selective, 7.2, 13.1, 20.3},
 };
 
-model::LayerShape layer_22b(bool sequence_parallel) {
-  model::LayerShape shape;
-  shape.model.name = "22b";
-  shape.model.layers = 48;
-  shape.model.hidden = 6144;
-  shape.model.heads = 64;
-  shape.model.kv_heads = 64;
-  shape.model.ffn_hidden = 4 * 6144;
-  shape.model.vocab = 51200;
-  shape.model.seq_len = 2048;
-  shape.micro_batch = 4;
-  shape.tensor = 8;
-  shape.sequence_parallel = sequence_parallel;
-  shape.dtype = model::Dtype::fp16;
-  return shape;
+/// The 22B model of Table 4, one layer of it: h = 6144, a = 64, s = 2048.
+model::TransformerConfig one_layer_of_22b() {
+  model::TransformerConfig m;
+  m.name = "22b";
+  m.layers = 1;
+  m.hidden = 6144;
+  m.heads = 64;
+  m.kv_heads = 64;
+  m.ffn_hidden = 4 * 6144;
+  m.vocab = 51200;
+  m.seq_len = 2048;
+  return m;
+}
+
+/// One micro-batch of b = 4 on t = 8, fp16, as Table 4 measured.
+model::TrainingPlan table4_plan(const Mode& mode) {
+  model::TrainingPlan plan;
+  plan.global_batch = 4;
+  plan.micro_batch = 4;
+  plan.parallelism.tensor = 8;
+  plan.parallelism.sequence = mode.sequence_parallel;
+  plan.recompute = mode.recompute;
+  plan.dtype = model::Dtype::fp16;
+  return plan;
 }
 
 hardware::ClusterSpec a100_platform() {
@@ -60,11 +71,23 @@ hardware::ClusterSpec a100_platform() {
       config::read_input(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / "dgx-a100-80gb.yaml"));
 }
 
-/// Simulated time of `steps` on the 8 ranks of one node, in ms.
-double simulate_ms(const model::StepSequence& steps, const hardware::ClusterSpec& cluster,
-                   const cost::OperatorCostModel& cost) {
-  const auto graph = lowering::lower_tensor_group(steps, 8, cost);
-  return engine::simulate(graph, platform::build_topology(cluster, 8)).makespan.value() * 1e3;
+struct LayerTimes {
+  double forward_ms = 0, backward_ms = 0;
+};
+
+/// The spans of layer 0's forward tasks and of its recompute and backward tasks.
+LayerTimes layer_times(const Mode& mode, const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost) {
+  const auto plan = table4_plan(mode);
+  const auto graph = lowering::lower_iteration(one_layer_of_22b(), plan, cost);
+  const auto timeline = engine::simulate(graph, platform::build_topology(cluster, plan.world_size()));
+  double start[2] = {1e300, 1e300}, finish[2] = {0, 0};
+  for (lowering::TaskId id = 0; id < graph.size(); ++id) {
+    if (graph.task(id).layer != 0) continue;
+    const int backward = graph.task(id).pass == model::Pass::forward ? 0 : 1;
+    start[backward] = std::min(start[backward], timeline.tasks[id].start.value());
+    finish[backward] = std::max(finish[backward], timeline.tasks[id].finish.value());
+  }
+  return {(finish[0] - start[0]) * 1e3, (finish[1] - start[1]) * 1e3};
 }
 
 double error(double simulated, double measured) { return (simulated - measured) / measured; }
@@ -76,12 +99,7 @@ TEST_CASE("one layer of the 22B model reproduces Korthikanti et al. Table 4 with
   const auto cost = cost::make_cost_model(cluster.device);
   for (const Mode& mode : table4) {
     CAPTURE(mode.name);
-    const auto shape = layer_22b(mode.sequence_parallel);
-    const double forward = simulate_ms(model::transformer_layer_forward(shape), cluster, *cost);
-    model::StepSequence backward_steps = model::transformer_layer_recompute(shape, mode.recompute);
-    const auto backward_only = model::transformer_layer_backward(shape);
-    backward_steps.insert(backward_steps.end(), backward_only.begin(), backward_only.end());
-    const double backward = simulate_ms(backward_steps, cluster, *cost);
+    const auto [forward, backward] = layer_times(mode, cluster, *cost);
     const double total = forward + backward;
     MESSAGE(std::string(mode.name) << ": forward " << forward << " ms (" << 100 * error(forward, mode.forward_ms)
                                    << "%), backward " << backward << " ms (" << 100 * error(backward, mode.backward_ms)

@@ -48,24 +48,18 @@ inline platform::Topology make_topology(const ClusterLinks& c) {
 
 inline lowering::TaskId add_compute(lowering::TaskGraph& graph, lowering::DeviceId device, units::Seconds duration,
                                     std::string_view label = "compute") {
-  lowering::Task task;
-  task.kind = lowering::TaskKind::compute;
-  task.device = device;
-  task.duration = duration;
-  task.label = graph.intern_label(label);
-  return graph.add_task(task);
+  lowering::Kernel kernel;
+  kernel.duration = duration;
+  return graph.add_kernel(device, {model::Pass::forward, -1, -1, graph.intern_label(label)}, kernel);
 }
 
 inline lowering::TaskId add_transfer(lowering::TaskGraph& graph, lowering::DeviceId from, lowering::DeviceId to,
                                      units::Bytes bytes, std::string_view label = "transfer") {
-  lowering::Task task;
-  task.kind = lowering::TaskKind::transfer;
-  task.stream = lowering::Stream::data_comm;
-  task.device = from;
-  task.peer = to;
-  task.bytes = bytes;
-  task.label = graph.intern_label(label);
-  return graph.add_task(task);
+  lowering::Transfer transfer;
+  transfer.bytes = bytes;
+  transfer.peer = to;
+  transfer.group = model::CommGroup::data;
+  return graph.add_transfer(from, {model::Pass::forward, -1, -1, graph.intern_label(label)}, transfer);
 }
 
 inline double start_of(const Timeline& t, lowering::TaskId id) { return t.tasks.at(id).start.value(); }

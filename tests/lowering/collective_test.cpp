@@ -4,6 +4,7 @@
 
 #include <twocs/lowering/collective.hpp>
 #include <twocs/lowering/device_program.hpp>
+#include <twocs/lowering/task_graph.hpp>
 
 using namespace twocs;
 using namespace twocs::lowering;
@@ -41,33 +42,32 @@ TEST_CASE("a ring all-reduce is n transfers per step, each forwarding what arriv
     CHECK(graph.size() == static_cast<std::size_t>(2 * (n - 1) * n));
     for (TaskId id = 0; id < graph.size(); ++id) {
       const Task& t = graph.task(id);
-      CHECK(t.is_transfer());
-      CHECK(t.peer == (t.device + 1) % n);
-      CHECK(t.bytes.value() == doctest::Approx(8000.0 / n));
-      CHECK(t.stream == Stream::tensor_comm);
-      CHECK(graph.predecessor_count(id) == (t.step == 0 ? 0u : 2u));
+      REQUIRE(t.is_transfer());
+      const Transfer& x = graph.transfer(id);
+      CHECK(x.peer == (t.device + 1) % n);
+      CHECK(x.bytes.value() == doctest::Approx(8000.0 / n));
+      CHECK(graph.stream(id) == Stream::tensor_comm);
+      CHECK(graph.predecessor_count(id) == (x.step == 0 ? 0u : 2u));
       // Step k from device i forwards what came from i - 1 in step k - 1, after i's own send of step k - 1.
       std::set<std::pair<int, DeviceId>> expected, actual;
-      if (t.step > 0) expected = {{t.step - 1, (t.device + n - 1) % n}, {t.step - 1, t.device}};
-      graph.for_each_predecessor(id, [&](TaskId p) { actual.insert({graph.task(p).step, graph.task(p).device}); });
+      if (x.step > 0) expected = {{x.step - 1, (t.device + n - 1) % n}, {x.step - 1, t.device}};
+      graph.for_each_predecessor(id, [&](TaskId p) { actual.insert({graph.transfer(p).step, graph.task(p).device}); });
       CHECK(actual == expected);
     }
     // Everyone joins with an entry task: step 0 then waits for both ends.
     std::vector<TaskId> entries;
     for (int i = 0; i < n; ++i) {
-      Task c;
-      c.device = i;
-      entries.push_back(graph.add_task(c));
+      entries.push_back(graph.add_kernel(i, {}, {}));
     }
     for (int i = 0; i < n; ++i) {
       const auto done = ring.join(graph, i, std::span<const TaskId>(&entries[static_cast<std::size_t>(i)], 1));
       CHECK(done.size() == 2); // its last send and its last receive
-      for (TaskId d : done) CHECK(graph.task(d).step == 2 * (n - 1) - 1);
+      for (TaskId d : done) CHECK(graph.transfer(d).step == 2 * (n - 1) - 1);
     }
     CHECK(ring.all_joined());
     CHECK(graph.is_acyclic());
     for (TaskId id = 0; id < static_cast<TaskId>(2 * (n - 1) * n); ++id)
-      if (graph.task(id).step == 0) CHECK(graph.predecessor_count(id) == 2u);
+      if (graph.transfer(id).step == 0) CHECK(graph.predecessor_count(id) == 2u);
   }
 }
 
@@ -78,11 +78,10 @@ TEST_CASE("device programs chain their compute kernels and wait for collectives 
   const auto spec = spec_of(model::Collective::all_reduce, 1000, graph);
   std::vector<TaskId> after_a, after_b;
   for (auto* program : {&a, &b}) {
-    Task t;
-    program->compute(t);
+    program->compute({}, {});
     program->collective(spec, {0, 1}, CollectiveWait{1, false}); // overlaps one kernel
-    const TaskId overlapped = program->compute(t);
-    const TaskId waiting = program->compute(t);
+    const TaskId overlapped = program->compute({}, {});
+    const TaskId waiting = program->compute({}, {});
     (program == &a ? after_a : after_b) = {overlapped, waiting};
   }
   CHECK(registry.pending() == 0);

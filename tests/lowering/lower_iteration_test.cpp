@@ -28,6 +28,16 @@ std::size_t count_if(const TaskGraph& g, auto&& predicate) {
   return n;
 }
 
+bool is_transfer_in(const TaskGraph& g, TaskId id, model::CommGroup group) {
+  return g.task(id).is_transfer() && g.transfer(id).group == group;
+}
+
+std::size_t transfers_in(const TaskGraph& g, model::CommGroup group) {
+  std::size_t n = 0;
+  for (TaskId id = 0; id < g.size(); ++id) n += is_transfer_in(g, id, group) ? 1 : 0;
+  return n;
+}
+
 } // namespace
 
 TEST_CASE("1F1B: stage i runs p - i - 1 warm-up forwards, then alternates, then drains") {
@@ -90,14 +100,14 @@ TEST_CASE("a tensor x data parallel iteration: chained kernels, ring all-reduces
   // Tensor parallelism: per micro-batch, 4 all-reduces per layer, 1 for the embedding, 1 for the
   // logits input gradient and 3 small ones in the cross-entropy: 2(t-1) = 2 transfers per rank each.
   const std::size_t tp_collectives = 3 * (4 * model.layers + 1 + 1 + 3);
-  CHECK(count_if(g, [](const Task& t) { return t.is_transfer() && t.group == model::CommGroup::tensor; }) ==
+  CHECK(transfers_in(g, model::CommGroup::tensor) ==
         tp_collectives * 2 * 2 * 2); // x 2 transfers per rank x 2 ranks x 2 replicas
   // Data parallelism: each bucket is a 2-device ring all-reduce with 2 transfers per rank per step... all
   // gradient bytes of a device are reduced exactly once.
   double dp_bytes_sent_by_0 = 0;
   for (TaskId id = 0; id < g.size(); ++id)
-    if (g.task(id).is_transfer() && g.task(id).group == model::CommGroup::data && g.task(id).device == 0)
-      dp_bytes_sent_by_0 += g.task(id).bytes.value();
+    if (is_transfer_in(g, id, model::CommGroup::data) && g.task(id).device == 0)
+      dp_bytes_sent_by_0 += g.transfer(id).bytes.value();
   // Ring all-reduce over 2 devices: each sends 2 (n-1)/n S = S bytes in total.
   const auto counts = model::count_parameters(model, 2);
   const double gradient_bytes = 2.0 * static_cast<double>(counts.total(model.layers));
@@ -114,7 +124,7 @@ TEST_CASE("pipelines of every schedule lower to an acyclic DAG whose collectives
     const auto cost = a100();
     const TaskGraph g = lower_iteration(tiny_model(4), plan, cost);
     CHECK(g.is_acyclic());
-    CHECK(count_if(g, [](const Task& t) { return t.is_transfer() && t.group == model::CommGroup::pipeline; }) > 0);
+    CHECK(transfers_in(g, model::CommGroup::pipeline) > 0);
   }
 }
 
@@ -147,7 +157,7 @@ TEST_CASE("sharded optimizers reduce-scatter gradients, all-gather weights, and 
     double total = 0;
     for (TaskId id = 0; id < g.size(); ++id) {
       const Task& t = g.task(id);
-      if (t.is_transfer() && t.device == 0 && g.label(t.label) == label) total += t.bytes.value();
+      if (t.is_transfer() && t.device == 0 && g.label(t.label) == label) total += g.transfer(id).bytes.value();
     }
     return total;
   };

@@ -9,8 +9,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "support/golden.hpp"
 #include "report/report_fixtures.hpp"
+#include "support/golden.hpp"
 
 using nlohmann::json;
 using twocs::lowering::TaskId;
@@ -40,22 +40,26 @@ TEST_SUITE("chrome trace") {
       INFO("task " << id);
       CHECK(e["name"] == run.graph.display_name(id));
       CHECK(e["pid"] == t.device);
-      CHECK(e["tid"] == static_cast<int>(t.stream));
+      CHECK(e["tid"] == static_cast<int>(run.graph.stream(id)));
       CHECK(e["ts"].get<double>() == doctest::Approx(run.timeline.tasks[id].start.value() * 1e6).epsilon(1e-9));
       const double dur = (run.timeline.tasks[id].finish - run.timeline.tasks[id].start).value() * 1e6;
       CHECK(std::abs(e["dur"].get<double>() - dur) < 1e-3);
       CHECK(e["args"]["label"] == run.graph.label_of(id));
       CHECK(e["args"]["layer"] == t.layer);
       CHECK(e["args"]["micro_batch"] == t.micro_batch);
-      CHECK(e["args"]["flops"].get<double>() == t.flops.value());
-      CHECK(e["args"]["bytes"].get<double>() == t.bytes.value());
       CHECK(e["args"]["pass"] == std::string(twocs::model::to_string(t.pass)));
       if (t.is_transfer()) {
-        CHECK(e["cat"] == "comm." + std::string(twocs::model::to_string(t.group)));
-        CHECK(e["args"]["peer"] == t.peer);
-        CHECK(e["args"]["collective"] == t.collective);
-        CHECK(e["args"]["step"] == t.step);
+        const auto& x = run.graph.transfer(id);
+        CHECK(e["args"]["flops"].get<double>() == 0.0);
+        CHECK(e["args"]["bytes"].get<double>() == x.bytes.value());
+        CHECK(e["cat"] == "comm." + std::string(twocs::model::to_string(x.group)));
+        CHECK(e["args"]["peer"] == x.peer);
+        CHECK(e["args"]["collective"] == x.collective);
+        CHECK(e["args"]["step"] == x.step);
       } else {
+        const auto& k = run.graph.kernel(id);
+        CHECK(e["args"]["flops"].get<double>() == k.flops.value());
+        CHECK(e["args"]["bytes"].get<double>() == k.bytes.value());
         CHECK(e["cat"] == "compute");
         CHECK_FALSE(e["args"].contains("peer"));
       }

@@ -38,25 +38,15 @@ inline model::CommGroup group_of(lowering::Stream s) {
 }
 
 inline lowering::TaskId add(TinyRun& run, const TinyTaskSpec& s) {
-  lowering::Task t;
-  t.kind = s.kind;
-  t.stream = s.stream;
-  t.group = group_of(s.stream);
-  t.pass = s.pass;
-  t.device = s.device;
-  t.peer = s.peer;
-  t.layer = s.layer;
-  t.micro_batch = s.micro_batch;
-  t.collective = s.collective;
-  t.step = s.step;
-  t.label = run.graph.intern_label(s.label);
-  t.duration = units::seconds(s.duration_s);
-  t.flops = units::flops(s.flops);
-  t.bytes = units::bytes(s.bytes);
-  t.model_flops = s.kind == lowering::TaskKind::compute && s.flops > 0 && s.pass != model::Pass::optimizer;
+  const lowering::TaskTag tag{s.pass, s.layer, s.micro_batch, run.graph.intern_label(s.label)};
   run.timeline.tasks.push_back({units::seconds(s.start_s), units::seconds(s.finish_s)});
   run.timeline.makespan = units::max(run.timeline.makespan, units::seconds(s.finish_s));
-  return run.graph.add_task(t);
+  if (s.kind == lowering::TaskKind::transfer)
+    return run.graph.add_transfer(s.device, tag,
+                                  {units::bytes(s.bytes), s.peer, s.collective, s.step, group_of(s.stream)});
+  const bool model_flops = s.flops > 0 && s.pass != model::Pass::optimizer;
+  return run.graph.add_kernel(
+      s.device, tag, {units::seconds(s.duration_s), units::flops(s.flops), units::bytes(s.bytes), model_flops});
 }
 
 /// Two devices, every stream used once: forward on device 0, a tensor-parallel step, a pipeline

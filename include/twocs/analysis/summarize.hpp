@@ -17,6 +17,11 @@ namespace twocs::analysis {
 /// Throws OutOfMemoryError, with a table of peak versus capacity per stage, when the plan does not fit.
 void require_fit(const MemorySummary& memory);
 
+/// The summary of a simulated iteration, with the memory summary already computed for it.
+[[nodiscard]] Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                const model::TransformerConfig& model, const model::TrainingPlan& plan,
+                                const hardware::ClusterSpec& cluster, const MemorySummary& memory);
+/// The same, computing the memory summary.
 [[nodiscard]] Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                 const model::TransformerConfig& model, const model::TrainingPlan& plan,
                                 const hardware::ClusterSpec& cluster);

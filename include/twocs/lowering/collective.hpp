@@ -17,7 +17,7 @@
 #include <span>
 #include <vector>
 
-#include <twocs/lowering/task_graph.hpp>
+#include <twocs/lowering/task_sink.hpp>
 
 namespace twocs::lowering {
 
@@ -26,7 +26,7 @@ struct CollectiveSpec {
   model::CommGroup group = model::CommGroup::tensor;
   model::Pass pass = model::Pass::forward;
   units::Bytes size;       // per device: all-reduce and reduce-scatter input, all-gather output
-  std::uint32_t label = 0; // TaskGraph label of the transfers
+  std::uint32_t label = 0; // interned label of the transfers
   std::int32_t layer = -1;
   std::int32_t micro_batch = -1;
 };
@@ -47,13 +47,13 @@ public:
   /// its send to its successor and its predecessor's send to it, the latter ordered as this
   /// member's own sends are (by symmetry the predecessor is at the same point at the same time).
   /// On a symmetric network the member's timeline is the one of the full ring.
-  CollectiveInstance(TaskGraph& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
+  CollectiveInstance(TaskSink& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
                      std::int32_t instance_id, std::optional<DeviceId> only_member = std::nullopt);
 
   /// `device` takes part once `entry` has finished; returns the tasks after which its part is
   /// done (its last send and its last receive). With one device there is nothing to do and the
   /// entry is returned unchanged.
-  [[nodiscard]] std::vector<TaskId> join(TaskGraph& graph, DeviceId device, std::span<const TaskId> entry);
+  [[nodiscard]] std::vector<TaskId> join(TaskSink& graph, DeviceId device, std::span<const TaskId> entry);
 
   [[nodiscard]] bool all_joined() const { return joined_ == (mirrored_ ? 1 : devices_.size()); }
   [[nodiscard]] const std::vector<DeviceId>& devices() const { return devices_; }
@@ -61,8 +61,8 @@ public:
 private:
   [[nodiscard]] std::size_t position_of(DeviceId device) const;
   [[nodiscard]] TaskId transfer(int step, std::size_t position) const;
-  void lower_ring(TaskGraph& graph, Task task, bool point_to_point);
-  void lower_mirrored(TaskGraph& graph, Task task, std::size_t member);
+  void lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point);
+  void lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
 
   std::vector<DeviceId> devices_;
   int steps_ = 0;

@@ -13,7 +13,8 @@
 #include <vector>
 
 #include <twocs/lowering/collective.hpp>
-#include <twocs/lowering/task_graph.hpp>
+#include <twocs/lowering/stream.hpp>
+#include <twocs/lowering/task_sink.hpp>
 
 namespace twocs::lowering {
 
@@ -22,7 +23,7 @@ class CollectiveRegistry {
 public:
   /// `simulated[d]` tells whether device d runs a program; empty means every device does. A
   /// group must have all its members simulated or exactly one (the others folded away).
-  explicit CollectiveRegistry(TaskGraph& graph, std::vector<bool> simulated = {})
+  explicit CollectiveRegistry(TaskSink& graph, std::vector<bool> simulated = {})
       : graph_(graph), simulated_(std::move(simulated)) {}
 
   /// Joins `device` to the `sequence`-th collective of its group (identified by `group_kind` and
@@ -44,7 +45,7 @@ private:
 
   [[nodiscard]] std::optional<DeviceId> only_simulated_member(const std::vector<DeviceId>& devices) const;
 
-  TaskGraph& graph_;
+  TaskSink& graph_;
   std::vector<bool> simulated_;
   std::map<Key, std::unique_ptr<CollectiveInstance>> pending_;
   std::int32_t next_instance_ = 0;
@@ -60,10 +61,10 @@ struct CollectiveWait {
 
 class DeviceProgram {
 public:
-  DeviceProgram(TaskGraph& graph, CollectiveRegistry& registry, DeviceId device);
+  DeviceProgram(TaskSink& graph, CollectiveRegistry& registry, DeviceId device);
 
   /// Appends a kernel to the compute stream; returns its task.
-  TaskId compute(Task task);
+  TaskId compute(const TaskTag& tag, const Kernel& kernel);
 
   /// Issues the device's part of a collective over `devices` (which include this device) on
   /// the group's communication stream, after the latest compute kernel and `also_after`.
@@ -94,7 +95,7 @@ private:
   std::vector<TaskId> point_to_point_entry() const;
   void add_wait(std::vector<TaskId> tasks, Stream stream, CollectiveWait wait);
 
-  TaskGraph& graph_;
+  TaskSink& graph_;
   CollectiveRegistry& registry_;
   DeviceId device_;
   std::optional<TaskId> last_compute_;

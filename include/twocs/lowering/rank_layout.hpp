@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <twocs/lowering/task_graph.hpp>
+#include <twocs/lowering/task_sink.hpp>
 #include <twocs/model/training_plan.hpp>
 
 namespace twocs::lowering {

@@ -1,17 +1,39 @@
-// How many tasks an iteration lowers to, estimated without building the DAG, so that the
-// command line can refuse plans too large to simulate before spending memory on them.
+// How many tasks an iteration lowers to, counted without building the DAG, so that the command
+// line can refuse plans too large to simulate before spending memory on them.
+//
+// The count comes from the lowering itself: it lowers the folded iteration (one device per
+// pipeline stage, its collectives mirrored) into a sink that only counts, and scales it to the
+// full run by symmetry. Every tensor-parallel peer and data-parallel replica of a stage runs the
+// same program, so each kernel and each message between two simulated devices (pipeline sends,
+// the embedding all-reduce) stands for t d of them; each folded collective over n devices
+// reports how many transfers it has unfolded (TaskSink::on_folded_collective), and the t d
+// replicas of the stage hold t d / n such groups.
 #pragma once
 
 #include <cstdint>
 
+#include <twocs/cost/operator_cost_model.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/model/training_plan.hpp>
 #include <twocs/model/transformer.hpp>
 
 namespace twocs::lowering {
 
-/// Kernels and transfers over all devices: exact for the layers and their tensor-parallel
-/// collectives, which dominate; pipeline, data-parallel and optimizer tasks are bounded from above.
+struct TaskCount {
+  std::uint64_t full = 0;   // every device simulated
+  std::uint64_t folded = 0; // one device per pipeline stage (LoweringOptions::fold_replicas)
+
+  [[nodiscard]] std::uint64_t under(const LoweringOptions& options) const {
+    return options.fold_replicas ? folded : full;
+  }
+};
+
+/// Exact task counts of lower_iteration, folded and not. Costs about as much time as the
+/// folded lowering and almost no memory. `cost` only labels kernels here; any model will do.
+[[nodiscard]] TaskCount count_tasks(const model::TransformerConfig& model, const model::TrainingPlan& plan,
+                                    const cost::OperatorCostModel& cost);
+
+/// The same, with a cost model of its own: lower_iteration's size under `options`.
 [[nodiscard]] std::uint64_t estimate_task_count(const model::TransformerConfig& model, const model::TrainingPlan& plan,
                                                 const LoweringOptions& options = {});
 

@@ -27,7 +27,7 @@ enum class OpKind {
 [[nodiscard]] std::string_view to_string(OpKind k);
 
 /// Which part of the iteration a step belongs to.
-enum class Pass { forward, backward, recompute, optimizer };
+enum class Pass : std::uint8_t { forward, backward, recompute, optimizer };
 
 [[nodiscard]] std::string_view to_string(Pass p);
 
@@ -72,7 +72,7 @@ enum class Collective { all_reduce, reduce_scatter, all_gather, send_recv };
 [[nodiscard]] std::string_view to_string(Collective c);
 
 /// The group of devices a collective runs over, by parallelism dimension.
-enum class CommGroup { tensor, pipeline, data };
+enum class CommGroup : std::uint8_t { tensor, pipeline, data };
 
 inline constexpr CommGroup all_comm_groups[] = {CommGroup::tensor, CommGroup::pipeline, CommGroup::data};
 

@@ -1,0 +1,65 @@
+// The kinds of task the lowering emits, and the interface it emits them through. A TaskGraph
+// stores them; a TaskCounter (task_count.hpp) only counts them, so that the size of a plan
+// comes from the same code that builds it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <twocs/model/operator.hpp>
+#include <twocs/units/quantity.hpp>
+
+namespace twocs::lowering {
+
+using TaskId = std::uint32_t;
+using DeviceId = std::int32_t;
+
+enum class TaskKind : std::uint8_t {
+  compute,  // a kernel on the device's compute stream; costs its `Kernel::duration`
+  transfer, // `Transfer::bytes` from the device to its peer; time emerges from the network
+};
+
+/// Where a task belongs in the iteration, whatever its kind.
+struct TaskTag {
+  model::Pass pass = model::Pass::forward;
+  std::int32_t layer = -1; // transformer layer, -1 for embedding, head, optimizer
+  std::int32_t micro_batch = -1;
+  std::uint32_t label = 0; // an interned label
+};
+
+/// A kernel on a device's compute stream.
+struct Kernel {
+  units::Seconds duration;  // from the operator cost model
+  units::Flops flops;       // arithmetic work
+  units::Bytes bytes;       // HBM traffic
+  bool model_flops = false; // counts towards model FLOPs (MFU)
+};
+
+/// A point-to-point message from the task's device to `peer`, one step of a collective.
+struct Transfer {
+  units::Bytes bytes;           // payload
+  DeviceId peer = -1;           // the receiver
+  std::int32_t collective = -1; // collective instance this transfer belongs to
+  std::int32_t step = -1;       // step of the collective's algorithm
+  model::CommGroup group = model::CommGroup::tensor;
+};
+
+class TaskSink {
+public:
+  virtual ~TaskSink() = default;
+  virtual TaskId add_kernel(DeviceId device, const TaskTag& tag, const Kernel& kernel) = 0;
+  virtual TaskId add_transfer(DeviceId from, const TaskTag& tag, const Transfer& transfer) = 0;
+  /// `after` may start only once `before` has finished.
+  virtual void add_dependency(TaskId before, TaskId after) = 0;
+  /// The id of `label`, the same for the same text.
+  virtual std::uint32_t intern_label(std::string_view label) = 0;
+  /// A collective over `devices` devices was lowered from one member's side only (the others
+  /// folded away); unfolded, the whole collective has `transfers` transfers. For counting.
+  virtual void on_folded_collective(std::size_t devices, std::uint64_t transfers) {
+    (void)devices;
+    (void)transfers;
+  }
+};
+
+} // namespace twocs::lowering

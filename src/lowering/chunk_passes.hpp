@@ -1,0 +1,26 @@
+// Private: the forward and the backward of one model chunk for one micro-batch on one device:
+// the embedding, the transformer layers (with their sharded-weight gathers) and the output head,
+// in the order the framework runs them.
+#pragma once
+
+#include <twocs/lowering/schedule.hpp>
+
+#include "iteration_context.hpp"
+#include "sharded_weights.hpp"
+
+namespace twocs::lowering::detail {
+
+class ChunkPasses {
+public:
+  ChunkPasses(const IterationContext& context, const ShardedWeights& weights) : context_(context), weights_(weights) {}
+
+  void forward(DeviceLowering& device, const WorkItem& item) const;
+  /// Recomputes what the plan recomputes, then runs the backward, last layer first.
+  void backward(DeviceLowering& device, const WorkItem& item) const;
+
+private:
+  const IterationContext& context_;
+  const ShardedWeights& weights_;
+};
+
+} // namespace twocs::lowering::detail

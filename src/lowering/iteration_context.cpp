@@ -1,0 +1,38 @@
+#include "iteration_context.hpp"
+
+#include <twocs/model/layer_ops.hpp>
+
+namespace twocs::lowering::detail {
+
+IterationContext::IterationContext(TaskSink& sink_, const model::TransformerConfig& model_,
+                                   const model::TrainingPlan& plan_, const cost::OperatorCostModel& cost_)
+    : sink(sink_), model(model_), plan(plan_), cost(cost_), layout(plan_.parallelism),
+      chunks(model::partition_layers(model_, plan_)),
+      ops(prepare_model(sink_, model::LayerShape::of(model_, plan_), plan_.recompute, cost_)) {
+  labels.activation = sink.intern_label("pp.activation");
+  labels.gradient = sink.intern_label("pp.gradient");
+  labels.boundary_gather = sink.intern_label("pp.all_gather");
+  labels.embedding_sync = sink.intern_label("embedding.grad.all_reduce");
+  labels.parameter_gather = sink.intern_label("params.all_gather");
+  labels.layer_gather = sink.intern_label("params.all_gather.layer");
+}
+
+const model::ModelChunk& IterationContext::chunk_at(const RankCoordinates& at, std::int64_t slot) const {
+  return chunks[static_cast<std::size_t>(slot * plan.parallelism.pipeline + at.pipeline)];
+}
+
+DeviceId IterationContext::device_of_chunk(const RankCoordinates& at, std::int64_t chunk) const {
+  RankCoordinates c = at;
+  c.pipeline = chunk % plan.parallelism.pipeline;
+  return layout.rank(c);
+}
+
+const PreparedSequence& IterationContext::head_backward(const model::ModelChunk& chunk) const {
+  return chunks.front().stage == chunk.stage ? ops.head_backward_tied : ops.head_backward_own;
+}
+
+double IterationContext::activation_elements() const {
+  return static_cast<double>(plan.micro_batch * model.seq_len * model.hidden);
+}
+
+} // namespace twocs::lowering::detail

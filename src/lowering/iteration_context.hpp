@@ -1,0 +1,60 @@
+// Private: what every unit of the iteration lowering reads and no unit changes: the model, the
+// plan, the rank layout, the model chunks, the costed operator sequences and the labels of the
+// tasks the lowering adds itself; and the state of one device being lowered.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <twocs/cost/operator_cost_model.hpp>
+#include <twocs/lowering/device_program.hpp>
+#include <twocs/lowering/rank_layout.hpp>
+#include <twocs/model/stage_partition.hpp>
+#include <twocs/model/training_plan.hpp>
+#include <twocs/model/transformer.hpp>
+
+#include "gradient_sync.hpp"
+#include "prepared_steps.hpp"
+
+namespace twocs::lowering::detail {
+
+/// Labels of the tasks that come from the lowering, not from the model's operator sequences.
+struct LoweringLabels {
+  std::uint32_t activation = 0, gradient = 0, boundary_gather = 0;
+  std::uint32_t embedding_sync = 0, parameter_gather = 0, layer_gather = 0;
+};
+
+struct IterationContext {
+  IterationContext(TaskSink& sink, const model::TransformerConfig& model, const model::TrainingPlan& plan,
+                   const cost::OperatorCostModel& cost);
+
+  /// The chunk in `slot` (0 .. v - 1) of the stage at `at`.
+  [[nodiscard]] const model::ModelChunk& chunk_at(const RankCoordinates& at, std::int64_t slot) const;
+  /// The device of `at`'s tensor and data coordinates that runs model chunk `chunk`.
+  [[nodiscard]] DeviceId device_of_chunk(const RankCoordinates& at, std::int64_t chunk) const;
+  /// The output layer reports the tied word-embedding gradient only when the embedding is elsewhere.
+  [[nodiscard]] const PreparedSequence& head_backward(const model::ModelChunk& chunk) const;
+  /// Elements of one activation between layers: b s h.
+  [[nodiscard]] double activation_elements() const;
+
+  TaskSink& sink;
+  const model::TransformerConfig& model;
+  const model::TrainingPlan& plan;
+  const cost::OperatorCostModel& cost;
+  RankLayout layout;
+  std::vector<model::ModelChunk> chunks;
+  PreparedModel ops;
+  LoweringLabels labels;
+};
+
+/// One device being lowered: its program, its place and its gradient reduction.
+struct DeviceLowering {
+  DeviceProgram program;
+  RankCoordinates at;
+  GradientSync gradients;
+  bool gradients_final = false; // inside the backward whose gradients get reduced
+
+  [[nodiscard]] DeviceId device() const { return program.device(); }
+};
+
+} // namespace twocs::lowering::detail

@@ -1,0 +1,70 @@
+#include "pipeline_exchange.hpp"
+
+namespace twocs::lowering::detail {
+namespace {
+
+model::Pass pass_of(bool forward) { return forward ? model::Pass::forward : model::Pass::backward; }
+
+} // namespace
+
+void PipelineExchange::post_receives(DeviceLowering& device, const std::vector<WorkItem>& items, std::size_t first,
+                                     std::vector<std::vector<TaskId>>& received) const {
+  const auto chunks = static_cast<std::int64_t>(context_.chunks.size());
+  for (std::size_t k = first; k < items.size(); ++k) {
+    const WorkItem& item = items[k];
+    const std::int64_t chunk = context_.chunk_at(device.at, item.chunk).chunk;
+    const bool forward = item.kind == WorkKind::forward;
+    const std::int64_t from = forward ? chunk - 1 : chunk + 1;
+    if (from >= 0 && from < chunks)
+      received[k] =
+          device.program.receive(boundary_spec(forward, item.micro_batch), context_.device_of_chunk(device.at, from),
+                                 boundary_tag(chunk, item.micro_batch, forward));
+    if (item.exchange_after) break;
+  }
+}
+
+void PipelineExchange::send_output(DeviceLowering& device, const WorkItem& item) const {
+  const auto chunks = static_cast<std::int64_t>(context_.chunks.size());
+  const std::int64_t chunk = context_.chunk_at(device.at, item.chunk).chunk;
+  const bool forward = item.kind == WorkKind::forward;
+  const std::int64_t to = forward ? chunk + 1 : chunk - 1;
+  if (to < 0 || to >= chunks) return;
+  device.program.send(boundary_spec(forward, item.micro_batch), context_.device_of_chunk(device.at, to),
+                      boundary_tag(to, item.micro_batch, forward));
+}
+
+void PipelineExchange::gather_received(DeviceLowering& device, const WorkItem& item,
+                                       const std::vector<TaskId>& transfer) const {
+  const auto& p = context_.plan.parallelism;
+  if (transfer.empty() || p.tensor == 1 || p.sequence) return;
+  const CollectiveSpec gather{model::Collective::all_gather,
+                              model::CommGroup::tensor,
+                              pass_of(item.kind == WorkKind::forward),
+                              model::size_of(context_.activation_elements(), context_.plan.dtype),
+                              context_.labels.boundary_gather,
+                              -1,
+                              static_cast<std::int32_t>(item.micro_batch)};
+  device.program.collective(gather, context_.layout.group(device.device(), model::CommGroup::tensor), {}, transfer);
+}
+
+/// b s h elements, cut into t pieces by the scatter/gather optimisation, already 1/t under
+/// sequence parallelism.
+CollectiveSpec PipelineExchange::boundary_spec(bool forward, std::int64_t micro_batch) const {
+  CollectiveSpec spec;
+  spec.kind = model::Collective::send_recv;
+  spec.group = model::CommGroup::pipeline;
+  spec.pass = pass_of(forward);
+  spec.size = model::size_of(context_.activation_elements() / static_cast<double>(context_.plan.parallelism.tensor),
+                             context_.plan.dtype);
+  spec.label = forward ? context_.labels.activation : context_.labels.gradient;
+  spec.micro_batch = static_cast<std::int32_t>(micro_batch);
+  return spec;
+}
+
+/// Names a message between stages: the activation or gradient of one micro-batch crossing the
+/// boundary in front of chunk `to_chunk`.
+std::uint32_t PipelineExchange::boundary_tag(std::int64_t to_chunk, std::int64_t micro_batch, bool forward) const {
+  return static_cast<std::uint32_t>((to_chunk * context_.plan.micro_batches() + micro_batch) * 2 + (forward ? 0 : 1));
+}
+
+} // namespace twocs::lowering::detail

@@ -1,0 +1,40 @@
+#include "sharded_weights.hpp"
+
+#include <twocs/model/parameters.hpp>
+
+namespace twocs::lowering::detail {
+
+ShardedWeights::ShardedWeights(const IterationContext& context)
+    : context_(context),
+      layer_parameters_(model::count_parameters(context.model, context.plan.parallelism.tensor).per_layer) {}
+
+void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
+                                  std::int64_t micro_batch) const {
+  const auto& plan = context_.plan;
+  if (plan.optimizer.sharding != model::OptimizerSharding::full || plan.parallelism.data == 1) return;
+  const auto group = context_.layout.group(device.device(), model::CommGroup::data);
+  const CollectiveSpec spec{model::Collective::all_gather,
+                            model::CommGroup::data,
+                            model::Pass::forward,
+                            units::Bytes(static_cast<double>(layer_parameters_) * device.gradients.element_size()),
+                            context_.labels.layer_gather,
+                            -1,
+                            static_cast<std::int32_t>(micro_batch)};
+  if (position == 0) device.program.collective(spec, group, {0, false});
+  if (position + 1 < layers) device.program.collective(spec, group, {ops_per_layer, false});
+}
+
+void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t parameters) const {
+  const auto& plan = context_.plan;
+  if (plan.optimizer.sharding == model::OptimizerSharding::none || plan.parallelism.data == 1) return;
+  const CollectiveSpec spec{model::Collective::all_gather,
+                            model::CommGroup::data,
+                            model::Pass::optimizer,
+                            units::Bytes(static_cast<double>(parameters) * device.gradients.element_size()),
+                            context_.labels.parameter_gather,
+                            -1,
+                            -1};
+  device.program.collective(spec, context_.layout.group(device.device(), model::CommGroup::data), {});
+}
+
+} // namespace twocs::lowering::detail

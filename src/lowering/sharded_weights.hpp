@@ -1,0 +1,31 @@
+// Private: all-gathers of weights that data-parallel replicas hold in shards.
+//   Per layer (ZeRO-3 / FSDP): each layer's weights are gathered before it runs, forward and
+//   backward, in every micro-batch; the gather of the next layer is prefetched while this one
+//   computes (PyTorch FSDP forward/backward prefetch; Rajbhandari et al. SC'20, section 5.3).
+//   After the optimizer (any sharded optimizer): every replica needs the whole updated weights
+//   again (ZeRO; Megatron-LM's distributed optimizer).
+#pragma once
+
+#include <cstdint>
+
+#include "iteration_context.hpp"
+
+namespace twocs::lowering::detail {
+
+class ShardedWeights {
+public:
+  explicit ShardedWeights(const IterationContext& context);
+
+  /// Before the layer at `position` (counted in execution order) of a chunk of `layers`: the
+  /// first layer's gather, then the next layer's, due after `ops_per_layer` kernels.
+  void gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
+                    std::int64_t micro_batch) const;
+  /// After the optimizer updated this replica's shard of `parameters` parameters.
+  void gather_updated(DeviceLowering& device, std::int64_t parameters) const;
+
+private:
+  const IterationContext& context_;
+  std::int64_t layer_parameters_;
+};
+
+} // namespace twocs::lowering::detail
