@@ -115,17 +115,20 @@ StepSequence output_head_backward(const LayerShape& shape, bool owns_word_embedd
 StepSequence optimizer_steps(std::int64_t parameters, OptimizerKind kind, Dtype dtype) {
   const double n = as_double(parameters);
   const double e = element_size(dtype);
+  // bf16 and fp8 training keep fp32 main gradients (Megatron-LM accumulate_allreduce_grads_in_fp32,
+  // forced for bf16; docs/memory-model.md); fp16 and fp32 keep gradients in the training dtype.
+  const double g = dtype == Dtype::fp16 || dtype == Dtype::fp32 ? e : 4.0;
   StepSequence steps;
   // Global gradient norm for clipping: read every gradient once (Megatron-LM clip_grad_norm).
-  steps.push_back(memory_bound("optimizer.grad_norm", OpKind::optimizer, Pass::optimizer, dtype, n, e, 2));
+  steps.push_back(memory_bound("optimizer.grad_norm", OpKind::optimizer, Pass::optimizer, dtype, n, g, 2));
   // Mixed precision keeps fp32 master weights (Micikevicius et al. ICLR'18, section 3.1).
   // Adam (Kingma & Ba 2015, Algorithm 1) reads master, m, v (fp32) and the gradient and writes
-  // master, m, v and the low-precision weight copy: 24 + 2e bytes and ~12 FLOPs per parameter.
-  // SGD with momentum keeps one fp32 state: 16 + 2e bytes and ~4 FLOPs.
+  // master, m, v and the low-precision weight copy: 24 + g + e bytes and ~12 FLOPs per parameter.
+  // SGD with momentum keeps one fp32 state: 16 + g + e bytes and ~4 FLOPs.
   if (kind == OptimizerKind::adam)
-    steps.push_back(memory_bound("optimizer.adam", OpKind::optimizer, Pass::optimizer, dtype, n, 24 + 2 * e, 12));
+    steps.push_back(memory_bound("optimizer.adam", OpKind::optimizer, Pass::optimizer, dtype, n, 24 + g + e, 12));
   else
-    steps.push_back(memory_bound("optimizer.sgd", OpKind::optimizer, Pass::optimizer, dtype, n, 16 + 2 * e, 4));
+    steps.push_back(memory_bound("optimizer.sgd", OpKind::optimizer, Pass::optimizer, dtype, n, 16 + g + e, 4));
   return steps;
 }
 

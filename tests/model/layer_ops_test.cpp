@@ -184,9 +184,15 @@ TEST_CASE("vocabulary padding follows Megatron-LM's multiple of 128 t") {
   CHECK(local_vocab(50257, 8) == 51200 / 8); // padded to the next multiple of 1024
 }
 
-TEST_CASE("the optimizer step moves 24 + 2e bytes per parameter for mixed-precision Adam") {
-  const auto steps = optimizer_steps(1000, OptimizerKind::adam, Dtype::bf16);
-  REQUIRE(steps.size() == 2);
-  CHECK(std::get<ComputeOp>(steps[1]).bytes.value() == doctest::Approx(28.0 * 1000));
-  CHECK(std::get<ComputeOp>(steps[0]).bytes.value() == doctest::Approx(2.0 * 1000));
+TEST_CASE("the optimizer step moves 24 + g + e bytes per parameter for mixed-precision Adam") {
+  // fp16: 16-bit gradients, g = e = 2.
+  const auto fp16 = optimizer_steps(1000, OptimizerKind::adam, Dtype::fp16);
+  REQUIRE(fp16.size() == 2);
+  CHECK(std::get<ComputeOp>(fp16[1]).bytes.value() == doctest::Approx(28.0 * 1000));
+  CHECK(std::get<ComputeOp>(fp16[0]).bytes.value() == doctest::Approx(2.0 * 1000));
+  // bf16: fp32 main gradients, g = 4, e = 2.
+  const auto bf16 = optimizer_steps(1000, OptimizerKind::adam, Dtype::bf16);
+  REQUIRE(bf16.size() == 2);
+  CHECK(std::get<ComputeOp>(bf16[1]).bytes.value() == doctest::Approx(30.0 * 1000));
+  CHECK(std::get<ComputeOp>(bf16[0]).bytes.value() == doctest::Approx(4.0 * 1000));
 }
