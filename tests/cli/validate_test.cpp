@@ -96,6 +96,7 @@ void check_within(const nlohmann::json& result, const char* kind, Ceiling ceilin
     MESSAGE(row["name"].get<std::string>()
             << ": measured " << row["measured_s"].get<double>() << " s, predicted " << row["predicted_s"].get<double>()
             << " s (" << 100 * row["error"].get<double>() << "%)");
+  for (const auto& row : result["runs"]) CHECK(row["fits"].get<bool>()); // it ran, so it must fit
   const auto& stats = result[kind];
   REQUIRE(stats["rows"].get<int>() > 0);
   CHECK(stats["mean_abs_error"].get<double>() <= ceiling.mean_abs);
