@@ -82,6 +82,19 @@ TEST_CASE("a bad validation file exits 2 naming the file, line and column") {
   CHECK(contains(unknown.err, "nope"));
 }
 
+TEST_CASE("a run that does not fit in memory is reported in the table, then exits 3 unless --ignore-memory") {
+  TempDir dir("validate-oom");
+  const std::string suite = small_suite(dir, "{iteration_time: 1s}");
+  std::string text = twocs::test::read_text(suite);
+  text += "    set: [device.memory=1GiB]\n";
+  dir.write("suite.yaml", text);
+  const auto r = run_command_line({"validate", suite});
+  CHECK(r.code == 3);
+  CHECK(contains(r.out, "does not fit"));
+  CHECK(contains(r.err, "tiny"));
+  CHECK(run_command_line({"validate", suite, "--ignore-memory"}).code == 0);
+}
+
 namespace {
 
 /// Today's errors plus a margin of 0.5 percentage points: a change may lower them, never raise
