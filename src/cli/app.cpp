@@ -14,6 +14,7 @@
 #include "calibrate_command.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
+#include "validate_command.hpp"
 
 namespace twocs::cli {
 namespace {
@@ -74,18 +75,23 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   const CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
   ShowOptions show_options;
   const CLI::App* show = add_show_command(app, show_options);
+  ValidateOptions validate_options;
+  const CLI::App* validate = add_validate_command(app, validate_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e, out, err);
     return code == 0 ? ExitCode::success : ExitCode::bad_input;
   }
+  if (validate->parsed()) options.quiet = validate_options.quiet;
   const auto log = make_logger(err, options);
   try {
     if (calibrate->parsed())
       run_calibrate(calibrate_options, out);
     else if (show->parsed())
       run_show_platform(show_options, out);
+    else if (validate->parsed())
+      run_validate(validate_options, out, *log);
     else {
       checked.apply(options);
       run_simulation(options, out, *log);

@@ -16,8 +16,9 @@ namespace {
 using hardware::ClusterSpec;
 
 constexpr std::array<std::string_view, 4> platform_keys = {"name", "device", "node", "cluster"};
-constexpr std::array<std::string_view, 5> device_keys = {"name", "peak_flops", "memory", "memory_bandwidth",
-                                                         "operator_model"};
+constexpr std::array<std::string_view, 6> device_keys = {
+    "name", "peak_flops", "memory", "memory_bandwidth", "operator_model", "comm_interference"};
+constexpr std::array<std::string_view, 1> interference_keys = {"compute_slowdown"};
 constexpr std::array<std::string_view, 2> node_keys = {"devices", "interconnect"};
 constexpr std::array<std::string_view, 4> interconnect_keys = {"topology", "bandwidth", "latency", "efficiency"};
 constexpr std::array<std::string_view, 2> cluster_keys = {"nodes", "network"};
@@ -47,6 +48,18 @@ std::map<model::Dtype, units::FlopRate> read_peak_flops(const Field& field) {
   return peaks;
 }
 
+hardware::CommInterference read_interference(const Field& field) {
+  const MappingReader m(field, interference_keys);
+  hardware::CommInterference interference;
+  const Field slowdown = m.required("compute_slowdown", "0.19");
+  interference.compute_slowdown = read_real(slowdown);
+  if (interference.compute_slowdown < 0 || interference.compute_slowdown > 10)
+    fail_at(slowdown.where(), slowdown.path,
+            fmt::format("{} must be between 0 and 10, got {}", slowdown.path, interference.compute_slowdown),
+            "give the fraction a kernel slows by while its device communicates, e.g. 0.19; 0 turns it off");
+  return interference;
+}
+
 hardware::DeviceSpec read_device(const Field& field) {
   const MappingReader d(field, device_keys);
   hardware::DeviceSpec device;
@@ -60,6 +73,7 @@ hardware::DeviceSpec read_device(const Field& field) {
     device.roofline = params.roofline;
     device.kernels = std::move(params.kernels);
   }
+  if (const auto f = d.optional("comm_interference")) device.comm_interference = read_interference(*f);
   return device;
 }
 

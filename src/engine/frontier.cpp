@@ -12,6 +12,7 @@
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Exec.hpp>
 
+#include "comm_interference.hpp"
 #include "platform_builder.hpp"
 
 namespace twocs::engine::detail {
@@ -35,9 +36,10 @@ bool costs_nothing(const lowering::TaskGraph& graph, TaskId id) {
 
 class Frontier final : public SimulationListener {
 public:
-  Frontier(const lowering::TaskGraph& graph, const std::vector<sg::Host*>& hosts, EngineSession& session)
-      : graph_(graph), hosts_(hosts), session_(session), waiting_on_(graph.size()), ids_(graph.size()),
-        live_(graph.size()), timings_(graph.size()), done_(graph.size(), false) {
+  Frontier(const lowering::TaskGraph& graph, const std::vector<sg::Host*>& hosts, EngineSession& session,
+           const hardware::CommInterference& interference)
+      : graph_(graph), hosts_(hosts), session_(session), interference_(hosts, interference), waiting_on_(graph.size()),
+        ids_(graph.size()), live_(graph.size()), timings_(graph.size()), done_(graph.size(), false) {
     for (TaskId id = 0; id < graph.size(); ++id) {
       waiting_on_[id] = static_cast<std::uint32_t>(graph.predecessor_count(id));
       ids_[id] = id;
@@ -66,6 +68,7 @@ public:
     const TaskId id = *slot;
     assert(activity.get_state() == sg::Activity::State::FINISHED && live_[id]);
     finish(id, {session_.since_start(activity.get_start_time()), session_.since_start(activity.get_finish_time())});
+    if (graph_.task(id).is_transfer()) interference_.transfer_finished(graph_.task(id).device, graph_.transfer(id).peer);
     // Releasing the last reference inside the activity's own completion callback crashes 3.32:
     // keep it until the clock moves on.
     completed_.push_back(std::move(live_[id]));
@@ -92,6 +95,7 @@ private:
       const lowering::Transfer& transfer = graph_.transfer(id);
       activity =
           sg::Comm::sendto_init(host(task.device), host(transfer.peer))->set_payload_size(payload_bytes(transfer));
+      interference_.transfer_started(task.device, transfer.peer);
     } else {
       activity = sg::Exec::init()
                      ->set_host(host(task.device))
@@ -153,6 +157,7 @@ private:
   const lowering::TaskGraph& graph_;
   const std::vector<sg::Host*>& hosts_;
   EngineSession& session_;
+  CommInterference interference_;
   std::vector<std::uint32_t> waiting_on_;  // unfinished predecessors per task
   std::vector<TaskId> ids_;                // ids_[i] == i: what each activity's data points at
   std::vector<sg::ActivityPtr> live_;      // the activity of each running task
@@ -169,8 +174,8 @@ private:
 } // namespace
 
 Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<sg::Host*>& hosts, EngineSession& session,
-                      EngineStats* stats) {
-  Frontier frontier(graph, hosts, session);
+                      const hardware::CommInterference& interference, EngineStats* stats) {
+  Frontier frontier(graph, hosts, session, interference);
   return frontier.run(stats);
 }
 

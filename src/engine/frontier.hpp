@@ -17,8 +17,10 @@ namespace twocs::engine::detail {
 /// last predecessor finishes: SimGrid 3.32 scans every live activity at each completion, so
 /// handing it the whole DAG up front costs quadratic time (design notes). Tasks that cost
 /// nothing (zero duration, payload under one byte) complete at once, without an activity.
-/// Throws SimulationError when some task never ran.
+/// Compute kernels slow down while their device has a transfer in flight (`interference`,
+/// comm_interference.hpp). Throws SimulationError when some task never ran.
 [[nodiscard]] Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<simgrid::s4u::Host*>& hosts,
-                                    EngineSession& session, EngineStats* stats);
+                                    EngineSession& session, const hardware::CommInterference& interference,
+                                    EngineStats* stats);
 
 } // namespace twocs::engine::detail

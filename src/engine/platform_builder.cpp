@@ -59,7 +59,7 @@ Leaf build_node_zone(const platform::Topology& topology, sg::NetZone* fabric, st
   std::vector<Device> devices;
   for (std::int64_t d = first; d < last; ++d) {
     const std::string name = "dev" + std::to_string(d);
-    auto* host = zone->create_host(name, host_speed);
+    auto* host = zone->create_host(name, pstate_speeds(topology.interference));
     devices.push_back({host, make_link(zone, name + ".link", topology.device_link),
                        make_link(zone, name + ".nic", topology.nic_link)});
     hosts[static_cast<std::size_t>(d)] = host;
@@ -70,6 +70,13 @@ Leaf build_node_zone(const platform::Topology& topology, sg::NetZone* fabric, st
 }
 
 } // namespace
+
+std::vector<double> pstate_speeds(const hardware::CommInterference& interference) {
+  const double slowdown = interference.compute_slowdown;
+  assert(slowdown >= 0);
+  if (slowdown <= 0) return {host_speed};
+  return {host_speed, host_speed / (1.0 + slowdown)};
+}
 
 std::vector<sg::Host*> build_platform(const platform::Topology& topology) {
   assert(topology.devices >= 1 && topology.nodes * topology.devices_per_node >= topology.devices);

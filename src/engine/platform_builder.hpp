@@ -16,6 +16,11 @@ namespace twocs::engine::detail {
 /// seconds has an amount of d * host_speed and takes exactly d on an otherwise idle host.
 inline constexpr double host_speed = 1e9;
 
+/// Speeds of a host's power states: pstate 0 runs at host_speed; with compute-communication
+/// interference, pstate 1 runs at host_speed / (1 + compute_slowdown) and is the state of a device
+/// while a transfer of its own is in flight (comm_interference.hpp).
+[[nodiscard]] std::vector<double> pstate_speeds(const hardware::CommInterference& interference);
+
 /// Builds the platform in the current SimGrid engine (which must have no platform yet) and
 /// returns one host per device of the topology, indexed by device.
 [[nodiscard]] std::vector<simgrid::s4u::Host*> build_platform(const platform::Topology& topology);

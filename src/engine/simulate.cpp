@@ -17,7 +17,7 @@ Timeline simulate(const lowering::TaskGraph& graph, const platform::Topology& to
                                             graph.device_count(), topology.devices));
   detail::EngineSession session(options);
   const auto hosts = detail::build_platform(topology);
-  return detail::run_frontier(graph, hosts, session, stats);
+  return detail::run_frontier(graph, hosts, session, topology.interference, stats);
 }
 
 } // namespace twocs::engine

@@ -114,19 +114,32 @@ StepSequence output_head_backward(const LayerShape& shape, bool owns_word_embedd
 }
 
 StepSequence optimizer_steps(std::int64_t parameters, OptimizerKind kind, Dtype dtype) {
+  // The multi-tensor kernels of Megatron-LM's mixed-precision step (megatron/optimizer/optimizer.py,
+  // Float16OptimizerWithFloat16Params.step), each one pass over the parameters in HBM.
   const double n = as_double(parameters);
   const double e = element_size(dtype);
+  const bool mixed = dtype != Dtype::fp32;
   StepSequence steps;
-  // Global gradient norm for clipping: read every gradient once (Megatron-LM clip_grad_norm).
-  steps.push_back(memory_bound("optimizer.grad_norm", OpKind::optimizer, Pass::optimizer, dtype, n, e, 2));
-  // Mixed precision keeps fp32 master weights (Micikevicius et al. ICLR'18, section 3.1).
-  // Adam (Kingma & Ba 2015, Algorithm 1) reads master, m, v (fp32) and the gradient and writes
-  // master, m, v and the low-precision weight copy: 24 + 2e bytes and ~12 FLOPs per parameter.
-  // SGD with momentum keeps one fp32 state: 16 + 2e bytes and ~4 FLOPs.
+  if (dtype == Dtype::fp16) {
+    // fp16 gradients copied into fp32 main gradients (_copy_model_grads_to_main_grads), then
+    // unscaled and checked for inf/NaN (torch._amp_foreach_non_finite_check_and_unscale_). bf16
+    // and fp8 accumulate fp32 main gradients directly and use no loss scale (docs/memory-model.md).
+    steps.push_back(memory_bound("optimizer.copy_grads", OpKind::optimizer, Pass::optimizer, dtype, n, 2 + 4, 1));
+    steps.push_back(memory_bound("optimizer.unscale", OpKind::optimizer, Pass::optimizer, dtype, n, 4 + 4, 2));
+  }
+  // Global gradient norm for clipping over the fp32 gradients (clip_grad_norm, multi_tensor_l2norm).
+  steps.push_back(memory_bound("optimizer.grad_norm", OpKind::optimizer, Pass::optimizer, dtype, n, 4, 2));
+  // Adam (Kingma & Ba 2015, Algorithm 1; apex FusedAdam) reads the fp32 weight, gradient, m and v
+  // and writes weight, m and v: 28 bytes and ~12 FLOPs per parameter. SGD with momentum reads
+  // weight, gradient and momentum and writes weight and momentum: 20 bytes, ~4 FLOPs.
   if (kind == OptimizerKind::adam)
-    steps.push_back(memory_bound("optimizer.adam", OpKind::optimizer, Pass::optimizer, dtype, n, 24 + 2 * e, 12));
+    steps.push_back(memory_bound("optimizer.adam", OpKind::optimizer, Pass::optimizer, dtype, n, 28, 12));
   else
-    steps.push_back(memory_bound("optimizer.sgd", OpKind::optimizer, Pass::optimizer, dtype, n, 16 + 2 * e, 4));
+    steps.push_back(memory_bound("optimizer.sgd", OpKind::optimizer, Pass::optimizer, dtype, n, 20, 4));
+  // Mixed precision keeps fp32 master weights (Micikevicius et al. ICLR'18, section 3.1) and copies
+  // them back into the 16-bit model weights (_copy_main_params_to_model_params).
+  if (mixed)
+    steps.push_back(memory_bound("optimizer.copy_params", OpKind::optimizer, Pass::optimizer, dtype, n, 4 + e, 1));
   return steps;
 }
 

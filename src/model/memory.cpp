@@ -41,7 +41,10 @@ StageContents contents_of(std::int64_t stage, const std::vector<ModelChunk>& chu
 }
 
 /// Bytes per parameter of weights, gradients and optimizer state (Rajbhandari et al. SC'20,
-/// section 3.1: mixed-precision Adam keeps 2 + 2 + 12 = 16 bytes per parameter).
+/// section 3.1: mixed-precision Adam keeps 2 + 2 + 12 = 16 bytes per parameter). bf16 and fp8
+/// training accumulate and reduce gradients in fp32 "main gradients" (Megatron-LM forces
+/// accumulate_allreduce_grads_in_fp32 for bf16, megatron/training/arguments.py; DeepSpeed's
+/// BF16_Optimizer accumulates in fp32 too): 2 + 4 + 12 = 18 bytes. fp16 keeps 16-bit gradients.
 struct BytesPerParameter {
   double weights;
   double gradients;
@@ -50,9 +53,10 @@ struct BytesPerParameter {
 
 BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
   const bool mixed = plan.dtype != Dtype::fp32;
-  const double e = mixed ? 2.0 : 4.0; // fp8 training keeps 16-bit weights and gradients
+  const double e = mixed ? 2.0 : 4.0;                                           // fp8 training keeps 16-bit weights
   const double states = plan.optimizer.kind == OptimizerKind::adam ? 8.0 : 4.0; // fp32 m, v or momentum
-  return {e, e, states + (mixed ? 4.0 : 0.0)};                                  // + fp32 master weights
+  const double gradients = plan.dtype == Dtype::fp16 ? 2.0 : 4.0;
+  return {e, gradients, states + (mixed ? 4.0 : 0.0)}; // + fp32 master weights
 }
 
 /// Activations of one layer for one micro-batch, in bytes, with 16-bit activations and 1-byte

@@ -114,6 +114,7 @@ Topology build_topology(const hardware::ClusterSpec& cluster, std::int64_t devic
   // latencies would split a shared link unevenly. A node's leaf link carries all its NICs.
   t.fabric_link = {cluster.network.link.bandwidth * static_cast<double>(cluster.node.devices), units::Seconds(0)};
   t.fabric = shape_for(cluster.network, t.nodes);
+  t.interference = cluster.device.comm_interference;
   assert(t.fabric.leaves() >= t.nodes);
   return t;
 }

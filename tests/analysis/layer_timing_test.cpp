@@ -14,12 +14,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 
+#include <twocs/analysis/layer_timing.hpp>
 #include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/make_cost_model.hpp>
-#include <twocs/engine/simulate.hpp>
-#include <twocs/lowering/lower_iteration.hpp>
-#include <twocs/platform/topology.hpp>
 
 using namespace twocs;
 
@@ -71,23 +70,11 @@ hardware::ClusterSpec a100_platform() {
       config::read_input(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / "dgx-a100-80gb.yaml"));
 }
 
-struct LayerTimes {
-  double forward_ms = 0, backward_ms = 0;
-};
-
-/// The spans of layer 0's forward tasks and of its recompute and backward tasks.
-LayerTimes layer_times(const Mode& mode, const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost) {
-  const auto plan = table4_plan(mode);
-  const auto graph = lowering::lower_iteration(one_layer_of_22b(), plan, cost);
-  const auto timeline = engine::simulate(graph, platform::build_topology(cluster, plan.world_size()));
-  double start[2] = {1e300, 1e300}, finish[2] = {0, 0};
-  for (lowering::TaskId id = 0; id < graph.size(); ++id) {
-    if (graph.task(id).layer != 0) continue;
-    const int backward = graph.task(id).pass == model::Pass::forward ? 0 : 1;
-    start[backward] = std::min(start[backward], timeline.tasks[id].start.value());
-    finish[backward] = std::max(finish[backward], timeline.tasks[id].finish.value());
-  }
-  return {(finish[0] - start[0]) * 1e3, (finish[1] - start[1]) * 1e3};
+/// Forward and backward of the layer in milliseconds, through analysis::time_one_layer.
+std::pair<double, double> layer_times(const Mode& mode, const hardware::ClusterSpec& cluster,
+                                      const cost::OperatorCostModel& cost) {
+  const auto times = analysis::time_one_layer(one_layer_of_22b(), table4_plan(mode), cluster, cost);
+  return {times.forward.value() * 1e3, times.backward.value() * 1e3};
 }
 
 double error(double simulated, double measured) { return (simulated - measured) / measured; }

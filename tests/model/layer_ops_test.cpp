@@ -184,9 +184,21 @@ TEST_CASE("vocabulary padding follows Megatron-LM's multiple of 128 t") {
   CHECK(local_vocab(50257, 8) == 51200 / 8); // padded to the next multiple of 1024
 }
 
-TEST_CASE("the optimizer step moves 24 + 2e bytes per parameter for mixed-precision Adam") {
-  const auto steps = optimizer_steps(1000, OptimizerKind::adam, Dtype::bf16);
-  REQUIRE(steps.size() == 2);
-  CHECK(std::get<ComputeOp>(steps[1]).bytes.value() == doctest::Approx(28.0 * 1000));
-  CHECK(std::get<ComputeOp>(steps[0]).bytes.value() == doctest::Approx(2.0 * 1000));
+TEST_CASE("the optimizer step is Megatron-LM's multi-tensor passes: 52 bytes per parameter for fp16, 38 for bf16") {
+  const auto bytes = [](const StepSequence& steps) {
+    double total = 0;
+    for (const auto& step : steps) total += std::get<ComputeOp>(step).bytes.value();
+    return total;
+  };
+  // fp16: copy to fp32 main gradients 2 + 4, unscale 4 + 4, norm 4, Adam 16 + 12, copy back 4 + 2.
+  const auto fp16 = optimizer_steps(1000, OptimizerKind::adam, Dtype::fp16);
+  CHECK(fp16.size() == 5);
+  CHECK(bytes(fp16) == doctest::Approx((6 + 8 + 4 + 28 + 6) * 1000.0));
+  // bf16: fp32 main gradients already, no loss scale: norm, Adam, copy back.
+  const auto bf16 = optimizer_steps(1000, OptimizerKind::adam, Dtype::bf16);
+  CHECK(bf16.size() == 3);
+  CHECK(bytes(bf16) == doctest::Approx((4 + 28 + 6) * 1000.0));
+  // fp32: no master copy.
+  CHECK(bytes(optimizer_steps(1000, OptimizerKind::adam, Dtype::fp32)) == doctest::Approx((4 + 28) * 1000.0));
+  CHECK(bytes(optimizer_steps(1000, OptimizerKind::sgd, Dtype::fp32)) == doctest::Approx((4 + 20) * 1000.0));
 }

@@ -24,14 +24,20 @@ TrainingPlan plan_of(std::int64_t t, std::int64_t p, std::int64_t d, std::int64_
 
 } // namespace
 
-TEST_CASE("mixed-precision Adam holds 16 bytes per parameter without sharding") {
+TEST_CASE("mixed-precision Adam holds 16 bytes per parameter with fp16 and 18 with bf16 (fp32 main gradients)") {
   const auto m = gpt(2, 1024, 16);
-  const auto plan = plan_of(1, 1, 4, 1, 4);
-  const auto report = estimate_memory(m, plan);
-  REQUIRE(report.stages.size() == 1);
-  const auto& b = report.stages[0].breakdown;
+  auto plan = plan_of(1, 1, 4, 1, 4);
   const double params = static_cast<double>(count_parameters(m, 1).total(2));
-  CHECK((b.weights + b.gradients + b.optimizer_state).value() == doctest::Approx(16 * params));
+  const auto per_param = [&](Dtype dtype) {
+    plan.dtype = dtype;
+    const auto report = estimate_memory(m, plan);
+    REQUIRE(report.stages.size() == 1);
+    const auto& b = report.stages[0].breakdown;
+    return (b.weights + b.gradients + b.optimizer_state).value() / params;
+  };
+  CHECK(per_param(Dtype::fp16) == doctest::Approx(16));
+  CHECK(per_param(Dtype::bf16) == doctest::Approx(18));
+  CHECK(per_param(Dtype::fp32) == doctest::Approx(16)); // 4 + 4 + 8, no master copy
 }
 
 TEST_CASE("each ZeRO stage shards one more kind of state over the data-parallel replicas") {
@@ -43,10 +49,11 @@ TEST_CASE("each ZeRO stage shards one more kind of state over the data-parallel 
     const auto& b = estimate_memory(m, plan).stages[0].breakdown;
     return (b.weights + b.gradients + b.optimizer_state).value() / params;
   };
-  CHECK(per_param(OptimizerSharding::none) == doctest::Approx(16));
-  CHECK(per_param(OptimizerSharding::optimizer) == doctest::Approx(4 + 12.0 / 8));
-  CHECK(per_param(OptimizerSharding::gradients) == doctest::Approx(2 + 14.0 / 8));
-  CHECK(per_param(OptimizerSharding::full) == doctest::Approx(16.0 / 8));
+  // bf16: 2-byte weights, 4-byte fp32 main gradients, 12 bytes of fp32 optimizer state.
+  CHECK(per_param(OptimizerSharding::none) == doctest::Approx(18));
+  CHECK(per_param(OptimizerSharding::optimizer) == doctest::Approx(6 + 12.0 / 8));
+  CHECK(per_param(OptimizerSharding::gradients) == doctest::Approx(2 + 16.0 / 8));
+  CHECK(per_param(OptimizerSharding::full) == doctest::Approx(18.0 / 8));
 }
 
 TEST_CASE("activations per layer follow Korthikanti et al. 2022, Table 2") {

@@ -27,6 +27,18 @@ struct RooflineParams {
   units::Seconds kernel_overhead = units::Seconds(4e-6);
 };
 
+/// Compute-communication interference (docs/validation.md, "Mechanisms"): a NCCL/RCCL kernel
+/// holds SMs (one thread block per channel) and HBM bandwidth while it runs, so a compute kernel
+/// overlapped with it runs slower. 0 models dedicated communication engines (the what-if). The
+/// default is off so that hand-built test platforms stay closed-form; every catalogue platform
+/// file sets its device's measured value.
+struct CommInterference {
+  /// A compute kernel takes (1 + compute_slowdown) times as long while at least one transfer of
+  /// its device (sent or received) is in flight. Lee et al., arXiv 2507.03114: +18.9% on
+  /// average (max +40%) over A100, H100, MI250 and MI210 for GPT and LLaMA layers.
+  double compute_slowdown = 0.0;
+};
+
 struct DeviceSpec {
   std::string name;
   std::map<model::Dtype, units::FlopRate> peak_flops; // dense peak per dtype
@@ -34,6 +46,7 @@ struct DeviceSpec {
   units::ByteRate memory_bandwidth;                   // HBM bandwidth
   RooflineParams roofline;
   KernelModelParams kernels; // tiles, waves, efficiency curve, measured times
+  CommInterference comm_interference;
 
   /// Peak for `dtype`; nullopt when the device lists none (the plan is then infeasible).
   [[nodiscard]] std::optional<units::FlopRate> peak(model::Dtype dtype) const {

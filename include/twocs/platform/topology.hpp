@@ -50,6 +50,7 @@ struct Topology {
   LinkModel nic_link;     // device NIC <-> network, each direction; two hops per route
   LinkModel fabric_link;  // every fat-tree link, each direction
   FatTreeShape fabric;
+  hardware::CommInterference interference; // the device's, for the engine
 
   [[nodiscard]] std::int64_t node_of(std::int64_t device) const { return device / devices_per_node; }
   [[nodiscard]] bool same_node(std::int64_t a, std::int64_t b) const { return node_of(a) == node_of(b); }

@@ -1,0 +1,32 @@
+// The time of one transformer layer, forward and backward, as `twocs run` simulates it: the
+// per-layer check against published layer timings (Korthikanti et al. 2022, Table 4) and
+// `twocs validate`'s layer rows both go through here, so they test what users run.
+#pragma once
+
+#include <cstdint>
+
+#include <twocs/cost/operator_cost_model.hpp>
+#include <twocs/engine/timeline.hpp>
+#include <twocs/hardware/cluster.hpp>
+#include <twocs/lowering/task_graph.hpp>
+#include <twocs/model/training_plan.hpp>
+#include <twocs/model/transformer.hpp>
+
+namespace twocs::analysis {
+
+struct LayerTimes {
+  units::Seconds forward;  // span of the layer's forward kernels and collectives
+  units::Seconds backward; // span of its recompute and backward kernels and collectives
+};
+
+/// The spans of `layer`'s tasks on a simulated timeline: forward, and recompute plus backward.
+[[nodiscard]] LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                    std::int32_t layer);
+
+/// One layer of `model` under `plan`'s tensor and sequence parallelism, recomputation and dtype,
+/// for one micro-batch on one pipeline stage and one data-parallel replica: the iteration
+/// lowering of a one-layer model, simulated on `cluster`, measured with layer_span.
+[[nodiscard]] LayerTimes time_one_layer(model::TransformerConfig model, model::TrainingPlan plan,
+                                        const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost);
+
+} // namespace twocs::analysis

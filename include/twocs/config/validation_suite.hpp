@@ -1,0 +1,46 @@
+// A validation file (workloads/validation/runs.yaml): published training runs and per-layer
+// timings, each with its citation, the workload and platform files it ran on and what was
+// measured. `twocs validate` simulates every entry and compares (docs/validation.md).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <twocs/error.hpp>
+#include <twocs/units/quantity.hpp>
+
+namespace twocs::config {
+
+/// What a row measured: one whole iteration, or one transformer layer's forward and backward
+/// on one tensor-parallel group (Korthikanti et al. 2022, Table 4).
+enum class ValidationKind { iteration, layer };
+
+struct ValidationRun {
+  std::string name;
+  std::string citation;
+  ValidationKind kind = ValidationKind::iteration;
+  std::filesystem::path workload; // resolved against the validation file's folder
+  std::filesystem::path platform;
+  std::vector<std::string> overrides;              // "KEY=VALUE", as `twocs run --set`
+  std::optional<units::Seconds> iteration_time;    // iteration rows
+  std::optional<double> tokens_per_second_per_gpu; // iteration rows: converted with the plan
+  units::Seconds forward;                          // layer rows
+  units::Seconds backward;                         // layer rows
+  SourceLocation where;                            // the row, for errors
+};
+
+struct ValidationSuite {
+  std::string name; // the file's stem
+  std::vector<ValidationRun> runs;
+};
+
+/// Reads and checks a validation file; errors name file:line:column and the fix.
+[[nodiscard]] ValidationSuite load_validation_suite(const std::filesystem::path& file);
+
+/// The same from text in memory; relative paths resolve against `base_dir`.
+[[nodiscard]] ValidationSuite parse_validation_suite(const std::string& name, const std::string& text,
+                                                     const std::filesystem::path& base_dir);
+
+} // namespace twocs::config

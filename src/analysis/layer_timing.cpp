@@ -1,0 +1,42 @@
+#include <twocs/analysis/layer_timing.hpp>
+
+#include <algorithm>
+#include <limits>
+
+#include <twocs/engine/simulate.hpp>
+#include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/platform/topology.hpp>
+
+namespace twocs::analysis {
+
+LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& timeline, std::int32_t layer) {
+  constexpr double never = std::numeric_limits<double>::infinity();
+  double start[2] = {never, never};
+  double finish[2] = {0, 0};
+  for (lowering::TaskId id = 0; id < graph.size(); ++id) {
+    const auto& task = graph.task(id);
+    if (task.layer != layer) continue;
+    const int backward = task.pass == model::Pass::forward ? 0 : 1;
+    start[backward] = std::min(start[backward], timeline.tasks[id].start.value());
+    finish[backward] = std::max(finish[backward], timeline.tasks[id].finish.value());
+  }
+  const auto span = [&](int i) { return units::Seconds(start[i] == never ? 0.0 : finish[i] - start[i]); };
+  return {span(0), span(1)};
+}
+
+LayerTimes time_one_layer(model::TransformerConfig model, model::TrainingPlan plan,
+                          const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost) {
+  model.layers = 1;
+  plan.parallelism.pipeline = 1;
+  plan.parallelism.virtual_stages = 1;
+  plan.parallelism.stage_layers.clear();
+  plan.parallelism.data = 1;
+  plan.global_batch = plan.micro_batch;
+  if (plan.pipeline_schedule == model::PipelineSchedule::interleaved_one_f_one_b)
+    plan.pipeline_schedule = model::PipelineSchedule::one_f_one_b;
+  const auto graph = lowering::lower_iteration(model, plan, cost);
+  const auto timeline = engine::simulate(graph, platform::build_topology(cluster, plan.world_size()));
+  return layer_span(graph, timeline, 0);
+}
+
+} // namespace twocs::analysis

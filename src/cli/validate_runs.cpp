@@ -1,0 +1,131 @@
+// Simulating one row of a validation file with the library functions `twocs run` uses.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include <twocs/analysis/layer_timing.hpp>
+#include <twocs/analysis/summarize.hpp>
+#include <twocs/config/scenario_loader.hpp>
+#include <twocs/cost/make_cost_model.hpp>
+#include <twocs/engine/simulate.hpp>
+#include <twocs/error.hpp>
+#include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/lowering/task_count.hpp>
+#include <twocs/platform/topology.hpp>
+#include <twocs/units/format.hpp>
+
+#include "validate_command.hpp"
+
+namespace twocs::cli {
+namespace {
+
+using config::ValidationKind;
+using config::ValidationRun;
+
+config::Scenario load(const ValidationRun& run, const ValidateOptions& options) {
+  std::vector<std::string> overrides = run.overrides;
+  overrides.insert(overrides.end(), options.overrides.begin(), options.overrides.end());
+  try {
+    return config::load_scenario({run.workload, run.platform, overrides});
+  } catch (InputError& e) {
+    if (!e.location()) e.set_location(run.where);
+    throw;
+  }
+}
+
+std::string plan_text(const model::TrainingPlan& plan) {
+  const auto& p = plan.parallelism;
+  std::string text = fmt::format("{} ({} x {} x {}", plan.world_size(), p.tensor, p.pipeline, p.data);
+  if (p.virtual_stages > 1) text += fmt::format(", v = {}", p.virtual_stages);
+  return text + ")";
+}
+
+/// The measured iteration time; a throughput converts with the plan: B s / (tokens/s/GPU x n).
+units::Seconds measured_iteration(const ValidationRun& run, const config::Scenario& scenario) {
+  if (run.iteration_time) return *run.iteration_time;
+  const auto& plan = scenario.workload.plan;
+  const double tokens = static_cast<double>(plan.global_batch * scenario.workload.model.seq_len);
+  return units::Seconds(tokens / (*run.tokens_per_second_per_gpu * static_cast<double>(plan.world_size())));
+}
+
+lowering::LoweringOptions lowering_for(const ValidateOptions& options, const config::Scenario& scenario) {
+  const auto& plan = scenario.workload.plan;
+  lowering::LoweringOptions lowering;
+  const bool has_replicas = plan.parallelism.tensor * plan.parallelism.data > 1;
+  if (options.fold == FoldMode::on) lowering.fold_replicas = has_replicas;
+  if (options.fold == FoldMode::automatic)
+    lowering.fold_replicas =
+        has_replicas && lowering::estimate_task_count(scenario.workload.model, plan) > options.fold_above_tasks;
+  return lowering;
+}
+
+ValidationRow iteration_row(const ValidationRun& run, const ValidateOptions& options, spdlog::logger& log) {
+  const config::Scenario scenario = load(run, options);
+  const auto& model = scenario.workload.model;
+  const auto& plan = scenario.workload.plan;
+  ValidationRow row{run.name, run.citation, plan_text(plan), ValidationKind::iteration};
+  row.measured = measured_iteration(run, scenario);
+  const auto memory = analysis::summarize_memory(model, plan, scenario.cluster);
+  row.peak_memory = memory.peak;
+  row.capacity = memory.capacity;
+  row.fits = memory.fits;
+  const auto lowering_options = lowering_for(options, scenario);
+  row.folded = lowering_options.fold_replicas;
+  const std::uint64_t expected = lowering::estimate_task_count(model, plan, lowering_options);
+  if (expected > options.max_tasks) {
+    InputError too_large(fmt::format("run '{}' lowers to about {} tasks, more than the limit of {}", run.name, expected,
+                                     options.max_tasks),
+                         {}, "fold replicas (--fold on) or raise the limit with --max-tasks");
+    too_large.set_location(run.where);
+    throw too_large;
+  }
+  const auto cost = cost::make_cost_model(scenario.cluster.device);
+  const auto graph = lowering::lower_iteration(model, plan, *cost, lowering_options);
+  row.tasks = graph.size();
+  const auto timeline = engine::simulate(graph, platform::build_topology(scenario.cluster, plan.world_size()));
+  row.predicted = analysis::summarize(graph, timeline, model, plan, scenario.cluster).iteration_time;
+  log.info("{}: measured {}, predicted {} ({:+.1f}%)", run.name, units::to_string(row.measured),
+           units::to_string(row.predicted), 100 * row.error());
+  return row;
+}
+
+/// One layer on one tensor-parallel group: forward; recomputation plus backward.
+std::vector<ValidationRow> layer_rows(const ValidationRun& run, const ValidateOptions& options, spdlog::logger& log) {
+  const config::Scenario scenario = load(run, options);
+  const auto& plan = scenario.workload.plan;
+  const auto cost = cost::make_cost_model(scenario.cluster.device);
+  const auto times = analysis::time_one_layer(scenario.workload.model, plan, scenario.cluster, *cost);
+  const std::string group = fmt::format("{} (t = {}, one layer)", plan.parallelism.tensor, plan.parallelism.tensor);
+  ValidationRow forward_row{run.name + " forward", run.citation, group, ValidationKind::layer};
+  forward_row.measured = run.forward;
+  forward_row.predicted = times.forward;
+  ValidationRow backward_row{run.name + " backward", run.citation, group, ValidationKind::layer};
+  backward_row.measured = run.backward;
+  backward_row.predicted = times.backward;
+  log.info("{}: forward {:+.1f}%, backward {:+.1f}%", run.name, 100 * forward_row.error(), 100 * backward_row.error());
+  return {forward_row, backward_row};
+}
+
+} // namespace
+
+std::vector<ValidationRow> simulate_validation_run(const ValidationRun& run, const ValidateOptions& options,
+                                                   spdlog::logger& log) {
+  if (run.kind == ValidationKind::layer) return layer_rows(run, options, log);
+  return {iteration_row(run, options, log)};
+}
+
+ErrorStats error_stats(const std::vector<ValidationRow>& rows, config::ValidationKind kind) {
+  ErrorStats stats;
+  double sum = 0;
+  for (const ValidationRow& row : rows) {
+    if (row.kind != kind) continue;
+    const double e = std::fabs(row.error());
+    sum += e;
+    stats.max_abs = std::max(stats.max_abs, e);
+    ++stats.rows;
+  }
+  if (stats.rows > 0) stats.mean_abs = sum / static_cast<double>(stats.rows);
+  return stats;
+}
+
+} // namespace twocs::cli

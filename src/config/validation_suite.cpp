@@ -1,0 +1,110 @@
+#include <twocs/config/validation_suite.hpp>
+
+#include <array>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include <twocs/config/scenario_loader.hpp>
+
+#include "yaml_document.hpp"
+#include "yaml_quantity.hpp"
+#include "yaml_reader.hpp"
+
+namespace twocs::config {
+namespace {
+
+using detail::Field;
+using detail::MappingReader;
+
+constexpr std::array<std::string_view, 1> suite_keys = {"runs"};
+constexpr std::array<std::string_view, 7> run_keys = {"name",     "citation", "kind",    "workload",
+                                                      "platform", "set",      "measured"};
+constexpr std::array<std::string_view, 2> iteration_keys = {"iteration_time", "tokens_per_second_per_gpu"};
+constexpr std::array<std::string_view, 2> layer_keys = {"forward", "backward"};
+constexpr std::array<std::string_view, 2> kind_names = {"iteration", "layer"};
+constexpr std::array kind_values = {ValidationKind::iteration, ValidationKind::layer};
+
+std::vector<std::string> read_overrides(const Field& field) {
+  std::vector<std::string> overrides;
+  for (const Field& item : detail::read_list(field)) {
+    std::string text = detail::read_text(item);
+    if (text.find('=') == std::string::npos)
+      detail::fail_at(item.where(), item.path, fmt::format("'{}' is not KEY=VALUE", text),
+                      "write each override as in `twocs run --set`, e.g. cluster.network.bandwidth=6.25GB/s");
+    overrides.push_back(std::move(text));
+  }
+  return overrides;
+}
+
+void read_iteration_measurement(const Field& field, ValidationRun& run) {
+  const MappingReader m(field, iteration_keys);
+  const auto time = m.optional("iteration_time");
+  const auto tokens = m.optional("tokens_per_second_per_gpu");
+  if (time.has_value() == tokens.has_value())
+    detail::fail_at(field.where(), field.path, "give exactly one of iteration_time and tokens_per_second_per_gpu",
+                    "e.g. measured: {iteration_time: 3.53s}");
+  if (time) run.iteration_time = detail::read_duration(*time, "3.53s");
+  if (tokens) {
+    const double rate = detail::read_real(*tokens);
+    if (!(rate > 0))
+      detail::fail_at(tokens->where(), tokens->path, "the throughput must be positive", "e.g. 716 (tokens/s/GPU)");
+    run.tokens_per_second_per_gpu = rate;
+  }
+}
+
+void read_layer_measurement(const Field& field, ValidationRun& run) {
+  const MappingReader m(field, layer_keys);
+  run.forward = detail::read_duration(m.required("forward", "7.7ms"), "7.7ms");
+  run.backward = detail::read_duration(m.required("backward", "11.9ms"), "11.9ms");
+  if (run.forward.value() <= 0 || run.backward.value() <= 0)
+    detail::fail_at(field.where(), field.path, "layer times must be positive",
+                    "e.g. {forward: 7.7ms, backward: 11.9ms}");
+}
+
+ValidationRun read_run(const Field& field, const std::filesystem::path& base_dir) {
+  const MappingReader r(field, run_keys);
+  ValidationRun run;
+  run.where = field.key_where;
+  run.name = detail::read_text(r.required("name", "megatron-sc21-t1-1.7b"));
+  run.citation = detail::read_text(r.required("citation", "\"Narayanan et al. SC'21, Table 1, row 1\""));
+  if (const auto f = r.optional("kind")) run.kind = detail::read_enum(*f, kind_names, kind_values);
+  run.workload = base_dir / detail::read_text(r.required("workload", "megatron-sc21-t1-1.7b.yaml"));
+  run.platform = base_dir / detail::read_text(r.required("platform", "../../platforms/dgx-a100-80gb.yaml"));
+  if (const auto f = r.optional("set")) run.overrides = read_overrides(*f);
+  const Field measured = r.required("measured", "{iteration_time: 3.53s}");
+  if (run.kind == ValidationKind::iteration)
+    read_iteration_measurement(measured, run);
+  else
+    read_layer_measurement(measured, run);
+  return run;
+}
+
+} // namespace
+
+ValidationSuite parse_validation_suite(const std::string& name, const std::string& text,
+                                       const std::filesystem::path& base_dir) {
+  const detail::YamlNode root = detail::parse_yaml_file(text, name, "'runs:'");
+  const MappingReader top(root, suite_keys, "the validation file");
+  ValidationSuite suite;
+  suite.name = std::filesystem::path(name).stem().string();
+  const Field runs = top.required("runs", "[{name: ..., citation: ..., workload: ..., platform: ..., measured: ...}]");
+  for (const Field& item : detail::read_list(runs)) {
+    ValidationRun run = read_run(item, base_dir);
+    for (const ValidationRun& earlier : suite.runs)
+      if (earlier.name == run.name)
+        detail::fail_at(run.where, item.path, fmt::format("run '{}' is listed twice", run.name),
+                        "give every run its own name");
+    suite.runs.push_back(std::move(run));
+  }
+  if (suite.runs.empty())
+    detail::fail_at(runs.where(), runs.path, "the validation file lists no runs", "add at least one run");
+  return suite;
+}
+
+ValidationSuite load_validation_suite(const std::filesystem::path& file) {
+  const InputText input = read_input(file);
+  return parse_validation_suite(input.name, input.text, file.parent_path());
+}
+
+} // namespace twocs::config
