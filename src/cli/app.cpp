@@ -12,6 +12,7 @@
 #include <twocs/error.hpp>
 
 #include "calibrate_command.hpp"
+#include "collbench_command.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
 
@@ -64,6 +65,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   const CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
   ShowOptions show_options;
   const CLI::App* show = add_show_command(app, show_options);
+  CollbenchOptions collbench_options;
+  const CLI::App* collbench = add_collbench_command(app, collbench_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -76,6 +79,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       run_calibrate(calibrate_options, out);
     else if (show->parsed())
       run_show_platform(show_options, out);
+    else if (collbench->parsed())
+      run_collbench(collbench_options, out);
     else
       run_simulation(options, out, *log);
     return ExitCode::success;
