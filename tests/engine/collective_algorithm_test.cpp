@@ -68,7 +68,8 @@ TEST_CASE("in-network all-reduce: each rank moves S (1 + 1/n) once, over the eff
   lowering::ScheduleShape shape;
   shape.in_network_efficiency = 0.85;
   CHECK(simulate_collective(make_topology(links), Algorithm::in_network, CollectiveKind::all_reduce, S, 8, shape) ==
-        exactly(S * (1.0 + 1.0 / 8) / (0.85 * 1.0) / b + l));
+        doctest::Approx(S * (1.0 + 1.0 / 8) / 0.85 / b + l).epsilon(1e-8)); // a fractional byte count: SimGrid
+                                                                            // rounds to ~1e-9 relative
 }
 
 TEST_CASE("direct all-reduce on a mesh uses every link at once") {
