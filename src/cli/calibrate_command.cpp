@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <twocs/cost/calibration.hpp>
 #include <twocs/config/operator_model_fragment.hpp>
+#include <twocs/fileio/output_file.hpp>
 #include <twocs/config/profile_csv.hpp>
 #include <twocs/config/scenario_loader.hpp>
-#include <twocs/cost/calibration.hpp>
-#include <twocs/fileio/output_file.hpp>
 #include <twocs/units/format.hpp>
 
 namespace twocs::cli {
@@ -76,8 +76,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
 }
 
 void run_calibrate(const CalibrateOptions& options, std::ostream& out) {
-  const config::InputText platform =
-      options.platform ? config::read_input(*options.platform) : config::embedded_default_platform();
+  const config::InputText platform = options.platform ? config::read_input(*options.platform) : config::embedded_default_platform();
   hardware::DeviceSpec base = config::parse_platform(platform, options.overrides).device;
   if (options.device_name) base.name = *options.device_name;
   const config::InputText profile = config::read_input(options.profile);

@@ -5,19 +5,19 @@
 #include <fmt/format.h>
 
 #include <twocs/analysis/summarize.hpp>
-#include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/make_cost_model.hpp>
 #include <twocs/engine/simulate.hpp>
 #include <twocs/error.hpp>
-#include <twocs/fileio/output_file.hpp>
-#include <twocs/lowering/lower_iteration.hpp>
-#include <twocs/lowering/task_count.hpp>
-#include <twocs/platform/topology.hpp>
 #include <twocs/report/chrome_trace.hpp>
 #include <twocs/report/dag_export.hpp>
 #include <twocs/report/html_report.hpp>
 #include <twocs/report/json_summary.hpp>
+#include <twocs/fileio/output_file.hpp>
+#include <twocs/config/scenario_loader.hpp>
 #include <twocs/report/summary_table.hpp>
+#include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/lowering/task_count.hpp>
+#include <twocs/platform/topology.hpp>
 #include <twocs/units/format.hpp>
 
 namespace twocs::cli {
@@ -103,11 +103,10 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
 
   if (options.json) fileio::write_file_atomically(*options.json, report::json_summary(summary));
   if (options.trace)
-    fileio::write_file_atomically(*options.trace,
-                                  [&](std::ostream& os) { report::write_chrome_trace(os, graph, timeline); });
+    fileio::write_file_atomically(*options.trace, [&](std::ostream& os) { report::write_chrome_trace(os, graph, timeline); });
   if (options.report)
     fileio::write_file_atomically(*options.report,
-                                  [&](std::ostream& os) { report::write_html_report(os, summary, graph, timeline); });
+                              [&](std::ostream& os) { report::write_html_report(os, summary, graph, timeline); });
   if (options.dag) write_dag(*options.dag, graph);
   if (!options.quiet) out << report::summary_table(summary);
 }
