@@ -139,3 +139,12 @@ TEST_CASE("a collective lowered with another algorithm joins through its schedul
   CHECK(instance.all_joined());
   CHECK(graph.is_acyclic());
 }
+
+TEST_CASE("the platform's algorithm per communication kind, the ring where it names none") {
+  const std::map<std::string, std::string> collectives = {{"tensor", "in-network"}, {"data", "auto"}};
+  CHECK(lowering::configured_algorithm(collectives, model::CommGroup::tensor) == Algorithm::in_network);
+  CHECK(lowering::configured_algorithm(collectives, model::CommGroup::data) == Algorithm::automatic);
+  CHECK(lowering::configured_algorithm(collectives, model::CommGroup::pipeline) == Algorithm::ring);
+  // Unresolved, `auto` builds the ring.
+  CHECK(build(Algorithm::automatic, CollectiveKind::all_reduce, 4, 1e6).algorithm == Algorithm::ring);
+}

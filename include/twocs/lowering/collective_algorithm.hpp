@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +36,11 @@ enum class Algorithm : std::uint8_t {
 [[nodiscard]] std::optional<Algorithm> algorithm_from_string(std::string_view name);
 [[nodiscard]] std::optional<CollectiveKind> collective_kind_from_string(std::string_view name);
 [[nodiscard]] CollectiveKind kind_of(model::Collective c);
+
+/// The algorithm the platform file asks for a communication kind (`cluster.network.collectives`,
+/// e.g. {tensor: ring, data: auto}); the ring where it names none.
+[[nodiscard]] Algorithm configured_algorithm(const std::map<std::string, std::string>& collectives,
+                                             model::CommGroup group);
 
 /// One point-to-point message of a schedule. `after` holds indices of earlier messages of the
 /// same schedule that must finish before this one starts.
@@ -65,7 +72,7 @@ struct ScheduleShape {
 /// Builds `algorithm` for `kind` over `shape.ranks` ranks moving `size` (nccl-tests' S). Falls
 /// back to the ring where the algorithm does not apply (e.g. halving-doubling on a group that is
 /// not a power of two, hierarchical within one node); the result names the one built.
-/// `automatic` must be resolved first (choose_algorithm).
+/// Resolve `automatic` first (choose_algorithm); left unresolved it builds the ring.
 [[nodiscard]] CollectiveSchedule make_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                                const ScheduleShape& shape);
 

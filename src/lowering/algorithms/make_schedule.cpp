@@ -45,9 +45,14 @@ CollectiveKind kind_of(model::Collective c) {
   return CollectiveKind::all_reduce;
 }
 
+Algorithm configured_algorithm(const std::map<std::string, std::string>& collectives, model::CommGroup group) {
+  const auto it = collectives.find(std::string(model::to_string(group)));
+  if (it == collectives.end()) return Algorithm::ring;
+  return algorithm_from_string(it->second).value_or(Algorithm::ring);
+}
+
 CollectiveSchedule make_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                  const ScheduleShape& shape) {
-  assert(algorithm != Algorithm::automatic && "resolve `automatic` with choose_algorithm first");
   assert(shape.ranks >= 1 && shape.channels >= 1 && shape.chunks >= 1);
   using namespace detail;
   if (kind == CollectiveKind::all_to_all) return direct_schedule(algorithm, kind, size, shape);
