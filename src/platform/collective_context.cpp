@@ -40,6 +40,7 @@ lowering::ScheduleShape schedule_shape(const Topology& t, std::int32_t ranks) {
   const bool multi = ranks > t.devices_per_node && ranks % t.devices_per_node == 0;
   s.ranks_per_node = multi ? static_cast<std::int32_t>(t.devices_per_node) : 0;
   s.channels = multi ? static_cast<int>(t.nics_per_node()) : 1;
+  s.slice_bytes = 512.0 * 1024; // NCCL's Simple step buffer: NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8
   s.in_network_efficiency = t.in_network_efficiency > 0 ? t.in_network_efficiency : 1.0;
   return s;
 }

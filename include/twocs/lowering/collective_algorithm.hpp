@@ -64,6 +64,10 @@ struct ScheduleShape {
   std::int32_t ranks_per_node = 0; // consecutive ranks sharing a node; 0: all in one node
   int channels = 1;                // parallel rings/trees, each over size / channels (NCCL channels)
   int chunks = 1;                  // pipeline slices per channel: a slice moves on as soon as it arrives
+  /// With chunks = 1, trees and chains (broadcast, send-recv) cut each channel's data into slices
+  /// of at most this many bytes (at most 64), as NCCL streams through its step buffers
+  /// (NCCL_BUFFSIZE 4 MiB over NCCL_STEPS 8 = 512 KiB); 0: no slicing.
+  double slice_bytes = 0;
   /// In-network reduction: wire bytes per payload byte beyond the ideal (1 / efficiency; NCCL's
   /// tuner uses an NVLS efficiency of 0.85 on Hopper and 0.74 on Blackwell, src/graph/tuning.cc).
   double in_network_efficiency = 1.0;

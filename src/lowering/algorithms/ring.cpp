@@ -84,7 +84,9 @@ CollectiveSchedule ring_schedule(CollectiveKind kind, units::Bytes size, const S
   if (kind == CollectiveKind::broadcast || kind == CollectiveKind::send_recv) {
     std::vector<std::int32_t> order(static_cast<std::size_t>(kind == CollectiveKind::send_recv ? 2 : n));
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
-    for (int c = 0; c < shape.channels; ++c) add_chain(s, order, size / slices, shape.chunks);
+    const units::Bytes per_channel = size / static_cast<double>(shape.channels);
+    const int k = pipeline_slices(shape, per_channel);
+    for (int c = 0; c < shape.channels; ++c) add_chain(s, order, per_channel / static_cast<double>(k), k);
     return s;
   }
   assert(kind != CollectiveKind::all_to_all);

@@ -1,6 +1,8 @@
 #include "schedule_builder.hpp"
 
+#include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace twocs::lowering::detail {
 
@@ -10,6 +12,12 @@ std::uint32_t add_message(CollectiveSchedule& schedule, std::int32_t src, std::i
   const auto id = static_cast<std::uint32_t>(schedule.messages.size());
   schedule.messages.push_back({src, dst, bytes, step, std::move(after)});
   return id;
+}
+
+int pipeline_slices(const ScheduleShape& shape, units::Bytes bytes) {
+  if (shape.chunks > 1 || shape.slice_bytes <= 0) return shape.chunks;
+  constexpr double most = 64;
+  return static_cast<int>(std::clamp(std::ceil(bytes.value() / shape.slice_bytes), 1.0, most));
 }
 
 std::vector<MessageIds> rank_exits(const CollectiveSchedule& schedule, std::size_t first) {

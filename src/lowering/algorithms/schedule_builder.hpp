@@ -35,6 +35,9 @@ CollectiveSchedule in_network_schedule(units::Bytes size, const ScheduleShape& s
 CollectiveSchedule direct_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                    const ScheduleShape& shape);
 
+/// Slices per channel for `bytes` of one channel (ScheduleShape::slice_bytes).
+[[nodiscard]] int pipeline_slices(const ScheduleShape& shape, units::Bytes bytes);
+
 [[nodiscard]] inline bool is_power_of_two(std::int32_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 } // namespace twocs::lowering::detail

@@ -54,9 +54,10 @@ CollectiveSchedule tree_schedule(units::Bytes size, const ScheduleShape& shape) 
   s.algorithm = Algorithm::tree;
   s.ranks = shape.ranks;
   if (shape.ranks <= 1) return s;
-  const double slices = 2.0 * static_cast<double>(shape.channels) * static_cast<double>(shape.chunks);
+  const units::Bytes per_tree = size / (2.0 * static_cast<double>(shape.channels));
+  const int k = pipeline_slices(shape, per_tree);
   for (int c = 0; c < shape.channels; ++c)
-    for (int tree = 0; tree < 2; ++tree) add_tree(s, tree, size / slices, shape.chunks);
+    for (int tree = 0; tree < 2; ++tree) add_tree(s, tree, per_tree / static_cast<double>(k), k);
   return s;
 }
 
