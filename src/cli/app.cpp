@@ -12,6 +12,7 @@
 #include <twocs/error.hpp>
 
 #include "calibrate_command.hpp"
+#include "collbench_command.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
 #include "validate_command.hpp"
@@ -77,6 +78,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   const CLI::App* show = add_show_command(app, show_options);
   ValidateOptions validate_options;
   const CLI::App* validate = add_validate_command(app, validate_options);
+  CollbenchOptions collbench_options;
+  const CLI::App* collbench = add_collbench_command(app, collbench_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -92,6 +95,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       run_show_platform(show_options, out);
     else if (validate->parsed())
       run_validate(validate_options, out, *log);
+    else if (collbench->parsed())
+      run_collbench(collbench_options, out);
     else {
       checked.apply(options);
       run_simulation(options, out, *log);

@@ -20,15 +20,18 @@ constexpr std::array<std::string_view, 6> device_keys = {
     "name", "peak_flops", "memory", "memory_bandwidth", "operator_model", "comm_interference"};
 constexpr std::array<std::string_view, 1> interference_keys = {"compute_slowdown"};
 constexpr std::array<std::string_view, 2> node_keys = {"devices", "interconnect"};
-constexpr std::array<std::string_view, 4> interconnect_keys = {"topology", "bandwidth", "latency", "efficiency"};
+constexpr std::array<std::string_view, 5> interconnect_keys = {"topology", "bandwidth", "latency", "efficiency",
+                                                               "in_network_efficiency"};
 constexpr std::array<std::string_view, 2> cluster_keys = {"nodes", "network"};
-constexpr std::array<std::string_view, 6> network_keys = {"topology",         "bandwidth",        "latency",
-                                                          "oversubscription", "nodes_per_switch", "efficiency"};
+constexpr std::array<std::string_view, 11> network_keys = {
+    "topology",         "bandwidth",       "latency",     "oversubscription",       "nodes_per_switch", "efficiency",
+    "switches_per_pod", "devices_per_nic", "hop_latency", "upper_oversubscription", "collectives"};
 
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
 constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
-constexpr std::array<std::string_view, 1> node_topology_names = {"switch"};
-constexpr std::array node_topology_values = {hardware::NodeTopology::switch_};
+constexpr std::array<std::string_view, 4> node_topology_names = {"switch", "mesh", "ring", "pcie"};
+constexpr std::array node_topology_values = {hardware::NodeTopology::switch_, hardware::NodeTopology::mesh,
+                                             hardware::NodeTopology::ring, hardware::NodeTopology::pcie};
 constexpr std::array<std::string_view, 2> network_topology_names = {"fat-tree", "switch"};
 constexpr std::array network_topology_values = {hardware::NetworkTopology::fat_tree,
                                                 hardware::NetworkTopology::switch_};
@@ -88,7 +91,28 @@ hardware::NodeSpec read_node(const Field& field) {
   node.interconnect.bandwidth = read_byte_rate(link.required("bandwidth", "300GB/s"), "300GB/s");
   node.interconnect.latency = read_duration(link.required("latency", "2us"), "2us");
   if (const auto f = link.optional("efficiency")) node.interconnect.efficiency = read_real(*f);
+  if (const auto f = link.optional("in_network_efficiency")) node.in_network_efficiency = read_real(*f);
   return node;
+}
+
+/// `collectives: {tensor: ring, data: auto}`: the algorithm per communication kind.
+std::map<std::string, std::string> read_collectives(const Field& field) {
+  static constexpr std::array<std::string_view, 4> kinds = {"tensor", "pipeline", "data", "expert"};
+  static constexpr std::array<std::string_view, 7> algorithms = {
+      "auto", "ring", "tree", "halving-doubling", "hierarchical", "in-network", "direct"};
+  const MappingReader m(field, kinds);
+  std::map<std::string, std::string> out;
+  for (std::string_view kind : kinds)
+    if (const auto f = m.optional(kind)) {
+      const std::string name = read_text(*f);
+      bool known = false;
+      for (std::string_view a : algorithms) known = known || a == name;
+      if (!known)
+        fail_at(f->where(), f->path, fmt::format("unknown algorithm '{}'; allowed: {}", name, join_names(algorithms)),
+                suggest(name, algorithms));
+      out[std::string(kind)] = name;
+    }
+  return out;
 }
 
 hardware::NetworkSpec read_network(const Field& field) {
@@ -101,6 +125,11 @@ hardware::NetworkSpec read_network(const Field& field) {
   if (const auto f = n.optional("oversubscription")) network.oversubscription = read_real(*f);
   if (const auto f = n.optional("nodes_per_switch")) network.nodes_per_switch = read_count(*f);
   if (const auto f = n.optional("efficiency")) network.link.efficiency = read_real(*f);
+  if (const auto f = n.optional("switches_per_pod")) network.switches_per_pod = read_count(*f);
+  if (const auto f = n.optional("upper_oversubscription")) network.upper_oversubscription = read_real(*f);
+  if (const auto f = n.optional("devices_per_nic")) network.devices_per_nic = read_count(*f);
+  if (const auto f = n.optional("hop_latency")) network.hop_latency = read_duration(*f, "300ns");
+  if (const auto f = n.optional("collectives")) network.collectives = read_collectives(*f);
   return network;
 }
 

@@ -15,14 +15,15 @@ namespace {
 namespace sg = simgrid::s4u;
 using simgrid::kernel::routing::NetPoint;
 using Direction = sg::LinkInRoute::Direction;
+using hardware::NodeTopology;
 
-/// What the fat tree needs of a leaf: the node zone and its gateway.
+/// What the fat tree needs of a leaf: the node zone (or a router for a spare leaf) and its gateway.
 using Leaf = std::pair<NetPoint*, NetPoint*>;
 
-struct Device {
-  sg::Host* host;
-  sg::SplitDuplexLink* device_link; // to the node switch
-  sg::SplitDuplexLink* nic;         // to the network
+/// The links of one node, made before any zone below the root exists (see build_platform).
+struct NodeLinks {
+  std::vector<sg::SplitDuplexLink*> fabric; // switch/pcie: per device; mesh: per pair a < b; ring: i -> i + 1
+  std::vector<sg::SplitDuplexLink*> nics;   // per NIC
 };
 
 sg::SplitDuplexLink* make_link(sg::NetZone* zone, const std::string& name, const platform::LinkModel& model) {
@@ -31,40 +32,82 @@ sg::SplitDuplexLink* make_link(sg::NetZone* zone, const std::string& name, const
   return link;
 }
 
-/// Routes of a node zone (a full zone, one route per ordered pair): device a -> device b crosses
-/// a's link up and b's link down (two hops of half the node latency each, like a message
-/// through an NVSwitch); device -> gateway crosses its NIC up, gateway -> device its NIC down.
-void add_node_routes(sg::NetZone* zone, const std::vector<Device>& devices, NetPoint* gateway) {
-  for (const Device& a : devices) {
-    for (const Device& b : devices) {
-      if (a.host == b.host) continue;
-      zone->add_route(a.host->get_netpoint(), b.host->get_netpoint(), nullptr, nullptr,
-                      {{a.device_link, Direction::UP}, {b.device_link, Direction::DOWN}}, false);
-    }
-    zone->add_route(a.host->get_netpoint(), gateway, nullptr, nullptr, {{a.nic, Direction::UP}}, false);
-    zone->add_route(gateway, a.host->get_netpoint(), nullptr, nullptr, {{a.nic, Direction::DOWN}}, false);
+std::size_t node_link_count(const platform::Topology& t) {
+  const auto g = static_cast<std::size_t>(t.devices_per_node);
+  switch (t.node_topology) {
+  case NodeTopology::mesh: return g * (g - 1) / 2;
+  case NodeTopology::ring: return g > 2 ? g : g - 1;
+  default: return g;
   }
 }
 
-/// The zone of fat-tree leaf `node`: its devices (none for a padding leaf beyond the job's
-/// nodes) and a router as gateway into the fabric.
-Leaf build_node_zone(const platform::Topology& topology, sg::NetZone* fabric, std::int64_t node,
-                     std::vector<sg::Host*>& hosts) {
+NodeLinks make_node_links(sg::NetZone* zone, const platform::Topology& t, std::int64_t node) {
+  const std::string prefix = "node" + std::to_string(node) + ".";
+  NodeLinks links;
+  for (std::size_t i = 0; i < node_link_count(t); ++i)
+    links.fabric.push_back(make_link(zone, prefix + "link" + std::to_string(i), t.device_link));
+  for (std::int64_t i = 0; i < t.nics_per_node(); ++i)
+    links.nics.push_back(make_link(zone, prefix + "nic" + std::to_string(i), t.nic_link));
+  return links;
+}
+
+/// Links from local device a to local device b (a != b) of a node with g devices.
+std::vector<sg::LinkInRoute> node_route(const platform::Topology& t, const NodeLinks& links, std::int64_t a,
+                                        std::int64_t b) {
+  const std::int64_t g = t.devices_per_node;
+  const auto at = [&](std::int64_t i) { return links.fabric[static_cast<std::size_t>(i)]; };
+  switch (t.node_topology) {
+  case NodeTopology::mesh: { // pair (lo, hi) at index lo (2g - lo - 1) / 2 + hi - lo - 1; UP is lo -> hi
+    const std::int64_t lo = std::min(a, b), hi = std::max(a, b);
+    return {{at(lo * (2 * g - lo - 1) / 2 + hi - lo - 1), a < b ? Direction::UP : Direction::DOWN}};
+  }
+  case NodeTopology::ring: { // the shorter way round; link i joins i and i + 1 (UP is forward)
+    std::vector<sg::LinkInRoute> route;
+    const std::int64_t forward = (b - a + g) % g;
+    if (forward <= g - forward)
+      for (std::int64_t i = a; i != b; i = (i + 1) % g) route.emplace_back(at(g > 2 ? i : 0), Direction::UP);
+    else
+      for (std::int64_t i = a; i != b; i = (i + g - 1) % g)
+        route.emplace_back(at(g > 2 ? (i + g - 1) % g : 0), Direction::DOWN);
+    return route;
+  }
+  default: return {{at(a), Direction::UP}, {at(b), Direction::DOWN}};
+  }
+}
+
+/// Routes of a node zone (a full zone, one route per ordered pair) and between each device and
+/// the gateway (through the device's NIC, shared by devices_per_nic devices).
+void add_node_routes(sg::NetZone* zone, const platform::Topology& t, const NodeLinks& links,
+                     const std::vector<sg::Host*>& devices, NetPoint* gateway) {
+  for (std::size_t a = 0; a < devices.size(); ++a) {
+    for (std::size_t b = 0; b < devices.size(); ++b)
+      if (a != b)
+        zone->add_route(devices[a]->get_netpoint(), devices[b]->get_netpoint(), nullptr, nullptr,
+                        node_route(t, links, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)), false);
+    sg::SplitDuplexLink* nic = links.nics[a / static_cast<std::size_t>(t.devices_per_nic)];
+    zone->add_route(devices[a]->get_netpoint(), gateway, nullptr, nullptr, {{nic, Direction::UP}}, false);
+    zone->add_route(gateway, devices[a]->get_netpoint(), nullptr, nullptr, {{nic, Direction::DOWN}}, false);
+  }
+}
+
+/// The zone of fat-tree leaf `node`: its devices and a router as gateway into the fabric. A spare
+/// leaf beyond the job's nodes is a bare router: it carries no traffic and costs no zone.
+Leaf build_node_zone(const platform::Topology& t, const std::vector<NodeLinks>& links, sg::NetZone* fabric,
+                     std::int64_t node, std::vector<sg::Host*>& hosts) {
   const std::string prefix = "node" + std::to_string(node);
+  if (node >= t.nodes || links[static_cast<std::size_t>(node)].nics.empty())
+    return {fabric->create_router(prefix), nullptr};
   auto* zone = sg::create_full_zone(prefix);
   zone->set_parent(fabric);
   NetPoint* gateway = zone->create_router(prefix + ".gw");
-  const std::int64_t first = node * topology.devices_per_node;
-  const std::int64_t last = std::min(first + topology.devices_per_node, topology.devices);
-  std::vector<Device> devices;
+  const std::int64_t first = node * t.devices_per_node;
+  const std::int64_t last = std::min(first + t.devices_per_node, t.devices);
+  std::vector<sg::Host*> devices;
   for (std::int64_t d = first; d < last; ++d) {
-    const std::string name = "dev" + std::to_string(d);
-    auto* host = zone->create_host(name, pstate_speeds(topology.interference));
-    devices.push_back({host, make_link(zone, name + ".link", topology.device_link),
-                       make_link(zone, name + ".nic", topology.nic_link)});
-    hosts[static_cast<std::size_t>(d)] = host;
+    devices.push_back(zone->create_host("dev" + std::to_string(d), pstate_speeds(t.interference)));
+    hosts[static_cast<std::size_t>(d)] = devices.back();
   }
-  add_node_routes(zone, devices, gateway);
+  add_node_routes(zone, t, links[static_cast<std::size_t>(node)], devices, gateway);
   zone->seal();
   return {zone->get_netpoint(), gateway};
 }
@@ -78,12 +121,27 @@ std::vector<double> pstate_speeds(const hardware::CommInterference& interference
   return {host_speed, host_speed / (1.0 + slowdown)};
 }
 
-std::vector<sg::Host*> build_platform(const platform::Topology& topology) {
+std::vector<sg::Host*> build_platform(const platform::Topology& topology, const std::vector<bool>& used) {
   assert(topology.devices >= 1 && topology.nodes * topology.devices_per_node >= topology.devices);
   std::vector<sg::Host*> hosts(static_cast<std::size_t>(topology.devices), nullptr);
   auto* root = sg::create_full_zone("twocs");
+  // Every node link first, in the root zone while it has no child zone: SimGrid 3.32 checks each
+  // new link's name with a lookup that recurses into every zone, so links made inside the node
+  // zones cost O(nodes) each and the build O(nodes^2) (design notes: 3-9 s at 1024 nodes).
+  std::vector<NodeLinks> links;
+  links.reserve(static_cast<std::size_t>(topology.nodes));
+  const auto node_used = [&](std::int64_t node) {
+    if (used.empty()) return true;
+    const std::int64_t first = node * topology.devices_per_node;
+    const std::int64_t last = std::min(first + topology.devices_per_node, topology.devices);
+    for (std::int64_t d = first; d < last; ++d)
+      if (used[static_cast<std::size_t>(d)]) return true;
+    return false;
+  };
+  for (std::int64_t node = 0; node < topology.nodes; ++node)
+    links.push_back(node_used(node) ? make_node_links(root, topology, node) : NodeLinks{});
   const auto leaf = [&](sg::NetZone* fabric, const std::vector<unsigned long>& /*coord*/, unsigned long id) {
-    return build_node_zone(topology, fabric, static_cast<std::int64_t>(id), hosts);
+    return build_node_zone(topology, links, fabric, static_cast<std::int64_t>(id), hosts);
   };
   const platform::FatTreeShape& shape = topology.fabric;
   const sg::FatTreeParams params(shape.levels, shape.down, shape.up, shape.parallel);
@@ -92,7 +150,7 @@ std::vector<sg::Host*> build_platform(const platform::Topology& topology) {
                                          sg::Link::SharingPolicy::SPLITDUPLEX);
   fabric->seal();
   root->seal();
-  assert(std::none_of(hosts.begin(), hosts.end(), [](const sg::Host* h) { return h == nullptr; }));
+  for (std::size_t d = 0; d < hosts.size(); ++d) assert(hosts[d] != nullptr || (!used.empty() && !used[d]));
   return hosts;
 }
 

@@ -22,7 +22,11 @@ inline constexpr double host_speed = 1e9;
 [[nodiscard]] std::vector<double> pstate_speeds(const hardware::CommInterference& interference);
 
 /// Builds the platform in the current SimGrid engine (which must have no platform yet) and
-/// returns one host per device of the topology, indexed by device.
-[[nodiscard]] std::vector<simgrid::s4u::Host*> build_platform(const platform::Topology& topology);
+/// returns one host per device of the topology, indexed by device. With `used` (one flag per
+/// device), only the nodes holding a used device get a zone and hosts; the others stay bare
+/// routers of the fabric and their entries are null. SimGrid 3.32 makes each zone cost O(hosts)
+/// (name lookups and sealing walk every zone), so this keeps large, folded runs fast.
+[[nodiscard]] std::vector<simgrid::s4u::Host*> build_platform(const platform::Topology& topology,
+                                                              const std::vector<bool>& used = {});
 
 } // namespace twocs::engine::detail

@@ -16,7 +16,14 @@ Timeline simulate(const lowering::TaskGraph& graph, const platform::Topology& to
     throw std::invalid_argument(fmt::format("engine::simulate: the task graph uses {} devices but the topology has {}",
                                             graph.device_count(), topology.devices));
   detail::EngineSession session(options);
-  const auto hosts = detail::build_platform(topology);
+  // Only the nodes whose devices the graph uses are built (platform_builder.hpp).
+  std::vector<bool> used(static_cast<std::size_t>(topology.devices), false);
+  for (lowering::TaskId id = 0; id < graph.size(); ++id) {
+    const lowering::Task& task = graph.task(id);
+    used[static_cast<std::size_t>(task.device)] = true;
+    if (task.is_transfer()) used[static_cast<std::size_t>(graph.transfer(id).peer)] = true;
+  }
+  const auto hosts = detail::build_platform(topology, used);
   return detail::run_frontier(graph, hosts, session, topology.interference, stats);
 }
 

@@ -17,6 +17,26 @@ void require_non_negative(units::Seconds value, const char* key) {
   if (value.value() < 0) throw InputError(fmt::format("{} must not be negative", key), key, "use 0us or more");
 }
 
+/// The keys of issue 9's networks: pods, upper oversubscription, shared NICs, hop latency,
+/// in-network reduction.
+void validate_network_extras(const ClusterSpec& cluster) {
+  const NetworkSpec& w = cluster.network;
+  if (w.switches_per_pod < 0)
+    throw InputError("cluster.network.switches_per_pod must not be negative", "cluster.network.switches_per_pod",
+                     "give the leaf switches under one aggregation layer, e.g. 16, or 0 for two levels");
+  if (!(w.upper_oversubscription >= 1))
+    throw InputError("cluster.network.upper_oversubscription must be at least 1",
+                     "cluster.network.upper_oversubscription", "use 1 for a non-blocking upper tier, 2 for 2:1, ...");
+  if (w.devices_per_nic < 1 || cluster.node.devices % w.devices_per_nic != 0)
+    throw InputError("cluster.network.devices_per_nic must divide node.devices", "cluster.network.devices_per_nic",
+                     "e.g. 1 (a NIC per device) or 2 (two devices share a NIC)");
+  require_non_negative(w.hop_latency, "cluster.network.hop_latency");
+  if (!(cluster.node.in_network_efficiency >= 0 && cluster.node.in_network_efficiency <= 1))
+    throw InputError("node.interconnect.in_network_efficiency must lie in [0, 1]",
+                     "node.interconnect.in_network_efficiency",
+                     "0 (no in-network reduction) or e.g. 0.85 (NVLS on H100)");
+}
+
 } // namespace
 
 void validate(const ClusterSpec& cluster) {
@@ -61,6 +81,7 @@ void validate(const ClusterSpec& cluster) {
   if (cluster.network.nodes_per_switch < 1)
     throw InputError("cluster.network.nodes_per_switch must be at least 1", "cluster.network.nodes_per_switch",
                      "give the nodes under one leaf switch, e.g. 32");
+  validate_network_extras(cluster);
 }
 
 void validate_fit(const ClusterSpec& cluster, const model::TrainingPlan& plan) {

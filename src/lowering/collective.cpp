@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include <twocs/lowering/collective_algorithm_lowering.hpp>
+
 namespace twocs::lowering {
 
 RingPlan ring_plan(model::Collective kind, std::size_t devices, units::Bytes size) {
@@ -28,7 +30,14 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   message.bytes = plan.chunk;
   message.collective = instance_id;
   message.group = spec.group;
-  if (only_member && steps_ > 0) {
+  if (spec.algorithm != Algorithm::ring && !only_member && steps_ > 0) {
+    ScheduleShape shape = spec.shape;
+    shape.ranks = static_cast<std::int32_t>(devices_.size());
+    auto lowered = add_schedule(graph, make_schedule(spec.algorithm, kind_of(spec.kind), spec.size, shape), devices_,
+                                tag, message);
+    schedule_entries_ = std::move(lowered.entries);
+    schedule_exits_ = std::move(lowered.exits);
+  } else if (only_member && steps_ > 0) {
     assert(spec.kind != model::Collective::send_recv && "point-to-point messages connect simulated devices");
     lower_mirrored(graph, tag, message, position_of(*only_member));
     // Unfolded, every member sends one transfer per step.
@@ -96,6 +105,11 @@ std::vector<TaskId> CollectiveInstance::join(TaskSink& graph, DeviceId device, s
   if (steps_ == 0) return {entry.begin(), entry.end()};
   const std::size_t n = devices_.size();
   const std::size_t i = position_of(device);
+  if (!schedule_exits_.empty()) {
+    for (TaskId e : entry)
+      for (TaskId first : schedule_entries_[i]) graph.add_dependency(e, first);
+    return schedule_exits_[i];
+  }
   if (senders_ == 1) { // send_recv: the transfer waits for both ends (a blocking, matched send and receive)
     for (TaskId e : entry) graph.add_dependency(e, transfers_[0]);
     return {transfers_[0]};

@@ -32,6 +32,9 @@ void check_inputs(const hardware::ClusterSpec& cluster, std::int64_t devices) {
           "cluster.network.efficiency must lie in (0, 1]");
   require(cluster.network.oversubscription >= 1, "cluster.network.oversubscription must be at least 1");
   require(cluster.network.nodes_per_switch >= 1, "cluster.network.nodes_per_switch must be at least 1");
+  require(cluster.network.devices_per_nic >= 1 && cluster.node.devices % cluster.network.devices_per_nic == 0,
+          "cluster.network.devices_per_nic must divide node.devices");
+  require(cluster.network.upper_oversubscription >= 1, "cluster.network.upper_oversubscription must be at least 1");
 }
 
 /// The PGFT of the inter-node network (Zahavi, "D-Mod-K Routing Providing Non-Blocking Traffic
@@ -40,6 +43,23 @@ void check_inputs(const hardware::ClusterSpec& cluster, std::int64_t devices) {
 /// and p spine switches, each linked once to every leaf switch. A leaf switch then has k links
 /// down and p links up of equal bandwidth, an oversubscription of k/p (Leiserson 1985 calls
 /// this thinning the upper levels of the tree).
+/// A third level (Al-Fares et al., "A scalable, commodity data center network architecture",
+/// SIGCOMM 2008: pods of leaf and aggregation switches under core switches) once the nodes
+/// outgrow one pod: pods of a leaf switches, p1 aggregation switches per pod (each linked to every
+/// leaf switch of its pod), and p2 core links up per aggregation switch (oversubscription a / p2).
+FatTreeShape three_levels(const hardware::NetworkSpec& network, std::int64_t nodes) {
+  const std::int64_t k = network.nodes_per_switch;
+  const std::int64_t a = network.switches_per_pod;
+  const auto p1 = std::max<long>(1, std::lround(static_cast<double>(k) / network.oversubscription));
+  const auto p2 = std::max<long>(1, std::lround(static_cast<double>(a) / network.upper_oversubscription));
+  FatTreeShape shape;
+  shape.levels = 3;
+  shape.down = {static_cast<unsigned>(k), static_cast<unsigned>(a), static_cast<unsigned>(ceil_div(nodes, k * a))};
+  shape.up = {1, static_cast<unsigned>(p1), static_cast<unsigned>(p2)};
+  shape.parallel = {1, 1, 1};
+  return shape;
+}
+
 FatTreeShape shape_for(const hardware::NetworkSpec& network, std::int64_t nodes) {
   const std::int64_t k = network.nodes_per_switch;
   FatTreeShape shape;
@@ -50,6 +70,7 @@ FatTreeShape shape_for(const hardware::NetworkSpec& network, std::int64_t nodes)
     shape.parallel = {1};
     return shape;
   }
+  if (network.switches_per_pod > 0 && nodes > k * network.switches_per_pod) return three_levels(network, nodes);
   const std::int64_t m = ceil_div(nodes, k);
   const auto p = std::max<long>(1, std::lround(static_cast<double>(k) / network.oversubscription));
   shape.levels = 2;
@@ -65,7 +86,23 @@ int fabric_hops(const FatTreeShape& fabric, std::int64_t node_a, std::int64_t no
   assert(node_a != node_b);
   if (fabric.levels == 1) return 2;
   const std::int64_t leaf_radix = fabric.down[0];
-  return node_a / leaf_radix == node_b / leaf_radix ? 2 : 4;
+  if (node_a / leaf_radix == node_b / leaf_radix) return 2;
+  if (fabric.levels == 2) return 4;
+  const std::int64_t pod_radix = leaf_radix * fabric.down[1];
+  return node_a / pod_radix == node_b / pod_radix ? 4 : 6;
+}
+
+/// The node interconnect's links per device, each direction: a mesh splits a device's bandwidth
+/// over its g - 1 peers, a ring over its two neighbours (one for two devices).
+platform::LinkModel node_link_model(const hardware::NodeSpec& node) {
+  const auto& spec = node.interconnect;
+  const units::ByteRate sustained = spec.bandwidth * spec.efficiency;
+  const double g = static_cast<double>(node.devices);
+  switch (node.topology) {
+  case hardware::NodeTopology::mesh: return {sustained / std::max(1.0, g - 1), spec.latency};
+  case hardware::NodeTopology::ring: return {sustained / (node.devices > 2 ? 2.0 : 1.0), spec.latency};
+  default: return {sustained, spec.latency / 2.0};
+  }
 }
 
 } // namespace
@@ -76,6 +113,23 @@ std::int64_t FatTreeShape::leaves() const {
   return n;
 }
 
+double FatTreeShape::upper_oversubscription() const {
+  if (levels < 3) return 1.0;
+  return static_cast<double>(down[1]) / static_cast<double>(up[2]);
+}
+
+int Topology::node_hops(std::int64_t a, std::int64_t b) const {
+  assert(a != b && same_node(a, b));
+  switch (node_topology) {
+  case hardware::NodeTopology::mesh: return 1;
+  case hardware::NodeTopology::ring: {
+    const std::int64_t d = std::abs(a - b);
+    return static_cast<int>(std::min(d, devices_per_node - d));
+  }
+  default: return 2;
+  }
+}
+
 double FatTreeShape::oversubscription() const {
   if (levels < 2) return 1.0;
   return static_cast<double>(down[0]) / static_cast<double>(up[1]);
@@ -83,7 +137,7 @@ double FatTreeShape::oversubscription() const {
 
 units::Seconds Topology::route_latency(std::int64_t a, std::int64_t b) const {
   assert(a != b && a >= 0 && b >= 0 && a < devices && b < devices);
-  if (same_node(a, b)) return device_link.latency * 2.0;
+  if (same_node(a, b)) return device_link.latency * static_cast<double>(node_hops(a, b));
   return nic_link.latency * 2.0 + fabric_link.latency * fabric_hops(fabric, node_of(a), node_of(b));
 }
 
@@ -105,14 +159,18 @@ Topology build_topology(const hardware::ClusterSpec& cluster, std::int64_t devic
   // Links carry the sustained share of their line rate (the platform's `efficiency`): NCCL moves
   // 128-byte payloads in packets with headers and flow control, ~20 of 25 GB/s per NVLink 3 lane
   // (NVIDIA/nccl-tests issue #149), ~80% of NVLink 4 (issue #212).
-  const auto& node_link = cluster.node.interconnect;
   const auto& nic = cluster.network.link;
-  t.device_link = {node_link.bandwidth * node_link.efficiency, node_link.latency / 2.0};
+  t.node_topology = cluster.node.topology;
+  t.devices_per_nic = cluster.network.devices_per_nic;
+  t.in_network_efficiency = cluster.node.in_network_efficiency;
+  t.device_link = node_link_model(cluster.node);
   t.nic_link = {nic.bandwidth * nic.efficiency, nic.latency / 2.0};
-  // Fabric links carry no latency, so every inter-node route has exactly the configured latency
-  // whatever its hop count: SimGrid CM02 weights bandwidth shares by route latency, and unequal
-  // latencies would split a shared link unevenly. A node's leaf link carries all its NICs.
-  t.fabric_link = {cluster.network.link.bandwidth * static_cast<double>(cluster.node.devices), units::Seconds(0)};
+  // By default fabric links carry no latency, so every inter-node route has exactly the configured
+  // latency whatever its hop count: SimGrid CM02 weights bandwidth shares by route latency, and
+  // unequal latencies would split a shared link unevenly. hop_latency adds a switch's latency per
+  // link crossed (docs/network.md). A node's leaf link carries all its NICs.
+  t.fabric_link = {cluster.network.link.bandwidth * static_cast<double>(t.nics_per_node()),
+                   cluster.network.hop_latency};
   t.fabric = shape_for(cluster.network, t.nodes);
   t.interference = cluster.device.comm_interference;
   assert(t.fabric.leaves() >= t.nodes);

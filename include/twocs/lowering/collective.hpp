@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include <twocs/lowering/collective_algorithm.hpp>
 #include <twocs/lowering/task_sink.hpp>
 
 namespace twocs::lowering {
@@ -29,6 +30,8 @@ struct CollectiveSpec {
   std::uint32_t label = 0; // interned label of the transfers
   std::int32_t layer = -1;
   std::int32_t micro_batch = -1;
+  Algorithm algorithm = Algorithm::ring; // anything but the ring is lowered from a schedule (collective_algorithm.hpp)
+  ScheduleShape shape{};                 // its channels, chunks and ranks per node (ranks: the devices)
 };
 
 /// The number of ring steps and the bytes each device sends per step.
@@ -70,6 +73,7 @@ private:
   std::vector<TaskId> transfers_; // [step * senders + position]: from devices_[position] to its successor;
                                   // mirrored: [step * 2] the member's send, [step * 2 + 1] its receive
   bool mirrored_ = false;
+  std::vector<std::vector<TaskId>> schedule_entries_, schedule_exits_; // per position; non-ring algorithms
   std::size_t joined_ = 0;
 };
 

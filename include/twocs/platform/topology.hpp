@@ -3,10 +3,12 @@
 // nothing here depends on SimGrid, so the topology is testable on its own.
 //
 // Structure (docs/platform-model.md):
-//   node zone: each device has a full-duplex link to the node switch (NVLink/NVSwitch class)
-//              and its own full-duplex NIC into the network;
-//   network:   a fat tree (SimGrid PGFT) whose leaves are nodes; a node's leaf link carries the
-//              aggregate of its devices' NICs, upper levels are thinned by the oversubscription.
+//   node zone: switch/pcie: each device has a full-duplex link to the node switch; mesh: each
+//              pair of devices has its own link; ring: each device links to the next one. The
+//              devices reach the network through NICs (one per devices_per_nic devices);
+//   network:   a fat tree (SimGrid PGFT) of 1 to 3 levels whose leaves are nodes; a node's leaf
+//              link carries the aggregate of its NICs, upper levels are thinned by the
+//              oversubscription of their level.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,8 @@ struct FatTreeShape {
   /// oversubscription), at least 1, so the effective value may differ from the requested one);
   /// 1 for a single switch.
   [[nodiscard]] double oversubscription() const;
+  /// The same at the aggregation switches of a three-level tree (a / p2); 1 otherwise.
+  [[nodiscard]] double upper_oversubscription() const;
 };
 
 struct Topology {
@@ -46,13 +50,21 @@ struct Topology {
   std::int64_t devices = 0; // devices simulated (the world size)
   std::int64_t devices_per_node = 1;
   std::int64_t nodes = 0; // nodes holding those devices
-  LinkModel device_link;  // device <-> node switch, each direction; two hops per route
-  LinkModel nic_link;     // device NIC <-> network, each direction; two hops per route
-  LinkModel fabric_link;  // every fat-tree link, each direction
+  hardware::NodeTopology node_topology = hardware::NodeTopology::switch_;
+  std::int64_t devices_per_nic = 1;
+  LinkModel device_link; // switch/pcie: device <-> node switch (two per route); mesh: one pair's link;
+                         // ring: one neighbour link (one per hop)
+  LinkModel nic_link;    // NIC <-> network, each direction; two hops per route
+  LinkModel fabric_link; // every fat-tree link, each direction (latency: per hop)
   FatTreeShape fabric;
   hardware::CommInterference interference; // the device's, for the engine
+  double in_network_efficiency = 0.0; // the node switch reduces (NVLS) when > 0
 
   [[nodiscard]] std::int64_t node_of(std::int64_t device) const { return device / devices_per_node; }
+  [[nodiscard]] std::int64_t nics_per_node() const { return devices_per_node / devices_per_nic; }
+  /// Links a message crosses from `a` to `b` of one node (a != b): 2 through a switch, 1 on a mesh,
+  /// the shorter way round on a ring.
+  [[nodiscard]] int node_hops(std::int64_t a, std::int64_t b) const;
   [[nodiscard]] bool same_node(std::int64_t a, std::int64_t b) const { return node_of(a) == node_of(b); }
   /// End-to-end latency of one message from `a` to `b` (a != b) on an idle network.
   [[nodiscard]] units::Seconds route_latency(std::int64_t a, std::int64_t b) const;

@@ -1,0 +1,89 @@
+// Collective algorithms as pure schedules: the point-to-point messages a collective is made of,
+// between ranks 0..n-1 of its group, each with the messages it must wait for. Independent of
+// the task graph, so each algorithm is testable alone; src/lowering/algorithms/ builds them,
+// docs/network.md gives each one's cost on an idle network and its source.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <twocs/model/operator.hpp>
+#include <twocs/units/quantity.hpp>
+
+namespace twocs::lowering {
+
+/// What a collective computes (nccl-tests' names). Sizes follow nccl-tests: S is the whole
+/// array, i.e. the all-reduce buffer, the all-gather output and the reduce-scatter input.
+enum class CollectiveKind : std::uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
+
+enum class Algorithm : std::uint8_t {
+  automatic,        // chosen per call by estimated time (choose_algorithm), like NCCL's tuner
+  ring,             // Patarasuk & Yuan 2009; NCCL ring, several channels, pipelined chunks
+  tree,             // double binary tree (Sanders et al. 2009; NCCL 2.4 "trees")
+  halving_doubling, // recursive halving then doubling (Rabenseifner 2004; Thakur et al. 2005)
+  hierarchical,     // intra-node reduce-scatter, inter-node all-reduce, intra-node all-gather
+  in_network,       // switch reduces (NVLink SHARP "NVLS", InfiniBand SHARP): each rank sends once
+  direct,           // every pair at once (all-to-all; reduce-scatter/all-gather on a mesh)
+  pairwise,         // all-to-all: n - 1 rounds of one partner each
+};
+
+[[nodiscard]] std::string_view to_string(CollectiveKind k);
+[[nodiscard]] std::string_view to_string(Algorithm a);
+[[nodiscard]] std::optional<Algorithm> algorithm_from_string(std::string_view name);
+[[nodiscard]] std::optional<CollectiveKind> collective_kind_from_string(std::string_view name);
+[[nodiscard]] CollectiveKind kind_of(model::Collective c);
+
+/// The algorithm the platform file asks for a communication kind (`cluster.network.collectives`,
+/// e.g. {tensor: ring, data: auto}); the ring where it names none.
+[[nodiscard]] Algorithm configured_algorithm(const std::map<std::string, std::string>& collectives,
+                                             model::CommGroup group);
+
+/// One point-to-point message of a schedule. `after` holds indices of earlier messages of the
+/// same schedule that must finish before this one starts.
+struct ScheduledMessage {
+  std::int32_t src = 0;
+  std::int32_t dst = 0;
+  units::Bytes bytes;
+  std::int32_t step = 0; // the algorithm's step (for traces)
+  std::vector<std::uint32_t> after;
+};
+
+struct CollectiveSchedule {
+  Algorithm algorithm = Algorithm::ring; // the one built (a fallback when the asked one does not apply)
+  std::int32_t ranks = 0;
+  std::vector<ScheduledMessage> messages;
+};
+
+/// The group and the knobs of an algorithm.
+struct ScheduleShape {
+  std::int32_t ranks = 1;
+  std::int32_t ranks_per_node = 0; // consecutive ranks sharing a node; 0: all in one node
+  int channels = 1;                // parallel rings/trees, each over size / channels (NCCL channels)
+  int chunks = 1;                  // pipeline slices per channel: a slice moves on as soon as it arrives
+  /// With chunks = 1, trees and chains (broadcast, send-recv) cut each channel's data into slices
+  /// of at most this many bytes (at most 64), as NCCL streams through its step buffers
+  /// (NCCL_BUFFSIZE 4 MiB over NCCL_STEPS 8 = 512 KiB); 0: no slicing.
+  double slice_bytes = 0;
+  /// In-network reduction: wire bytes per payload byte beyond the ideal (1 / efficiency; NCCL's
+  /// tuner uses an NVLS efficiency of 0.85 on Hopper and 0.74 on Blackwell, src/graph/tuning.cc).
+  double in_network_efficiency = 1.0;
+};
+
+/// Builds `algorithm` for `kind` over `shape.ranks` ranks moving `size` (nccl-tests' S). Falls
+/// back to the ring where the algorithm does not apply (e.g. halving-doubling on a group that is
+/// not a power of two, hierarchical within one node); the result names the one built.
+/// Resolve `automatic` first (choose_algorithm); left unresolved it builds the ring.
+[[nodiscard]] CollectiveSchedule make_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
+                                               const ScheduleShape& shape);
+
+/// The bytes each rank must send at least (the bandwidth bound's numerator, docs/network.md):
+/// all-reduce 2 (n - 1) / n S, reduce-scatter and all-gather (n - 1) / n S, all-to-all
+/// (n - 1) / n S, broadcast S (the root), send_recv S; with in-network reduction S.
+[[nodiscard]] units::Bytes bytes_each_rank_sends(CollectiveKind kind, Algorithm algorithm, units::Bytes size,
+                                                 std::int32_t ranks);
+
+} // namespace twocs::lowering

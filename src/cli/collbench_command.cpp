@@ -1,0 +1,108 @@
+#include "collbench_command.hpp"
+
+#include <fmt/format.h>
+
+#include <twocs/config/scenario_loader.hpp>
+#include <twocs/engine/simulate.hpp>
+#include <twocs/error.hpp>
+#include <twocs/fileio/output_file.hpp>
+#include <twocs/lowering/collective_algorithm_lowering.hpp>
+#include <twocs/platform/collective_context.hpp>
+#include <twocs/report/collbench_table.hpp>
+#include <twocs/units/parse.hpp>
+
+namespace twocs::cli {
+namespace {
+
+units::Bytes parse_size(const std::string& text, const char* flag) {
+  try {
+    const units::Bytes b = units::parse_bytes(text);
+    if (b.value() > 0) return b;
+  } catch (const std::exception&) {
+  }
+  throw InputError(fmt::format("{} {}: not a positive size", flag, text), flag, "give a size such as 8MiB or 1GiB");
+}
+
+/// The simulated time of one collective of `size` on an otherwise idle platform.
+report::CollbenchRow bench_one(const platform::Topology& topology, lowering::CollectiveKind kind,
+                               lowering::Algorithm asked, units::Bytes size, const lowering::ScheduleShape& shape,
+                               double bus_factor) {
+  const auto n = shape.ranks;
+  const lowering::Algorithm algorithm =
+      asked == lowering::Algorithm::automatic
+          ? lowering::choose_algorithm(kind, size, platform::collective_context(topology, n))
+          : asked;
+  const auto schedule = lowering::make_schedule(algorithm, kind, size, shape);
+  lowering::TaskGraph graph(n);
+  lowering::Transfer prototype;
+  prototype.group = model::CommGroup::data;
+  lowering::TaskTag tag;
+  tag.label =
+      graph.intern_label(fmt::format("{}.{}", lowering::to_string(kind), lowering::to_string(schedule.algorithm)));
+  std::vector<lowering::DeviceId> devices(static_cast<std::size_t>(n));
+  for (std::int32_t i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)] = i;
+  (void)lowering::add_schedule(graph, schedule, devices, tag, prototype);
+  const auto timeline = engine::simulate(graph, topology);
+  report::CollbenchRow row;
+  row.size = size;
+  row.time = timeline.makespan;
+  row.algbw = row.time.value() > 0 ? size / row.time : units::ByteRate(0);
+  row.busbw = row.algbw * bus_factor;
+  row.algorithm = std::string(lowering::to_string(schedule.algorithm));
+  return row;
+}
+
+} // namespace
+
+CLI::App* add_collbench_command(CLI::App& app, CollbenchOptions& o) {
+  auto* c = app.add_subcommand("collbench", "Simulate one collective over a range of sizes and print nccl-tests' "
+                                            "columns (size count type redop time algbw busbw)");
+  c->add_option("--platform", o.platform, "Platform YAML; default: the embedded DGX A100 cluster");
+  c->add_option("--set", o.overrides, "Override any platform key by its dotted path, e.g. cluster.nodes=4")
+      ->take_all()
+      ->allow_extra_args(false);
+  c->add_option("--collective", o.collective, "all-reduce, all-gather, reduce-scatter, all-to-all, broadcast")
+      ->check(CLI::IsMember({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast", "send-recv"}));
+  c->add_option("--devices", o.devices, "Devices in the group (the first N, in node order); default: one node")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--min-bytes,-b", o.min_bytes, "Smallest size (nccl-tests -b), e.g. 8MiB");
+  c->add_option("--max-bytes,-e", o.max_bytes, "Largest size (nccl-tests -e), e.g. 1GiB");
+  c->add_option("--factor,-f", o.factor, "Size multiplier between rows (nccl-tests -f)")->check(CLI::Range(1.01, 1e6));
+  c->add_option("--algorithm", o.algorithm,
+                "auto, ring, tree, halving-doubling, hierarchical, in-network (NVLS/SHARP), direct, pairwise");
+  c->add_option("--chunks", o.chunks, "Pipeline slices per channel")->check(CLI::Range(1, 4096));
+  c->add_option("--channels", o.channels, "Parallel rings/trees")->check(CLI::Range(1, 256));
+  c->add_option("--json", o.json, "Write the rows as JSON to FILE");
+  return c;
+}
+
+void run_collbench(const CollbenchOptions& o, std::ostream& out) {
+  const config::InputText input = o.platform ? config::read_input(*o.platform) : config::embedded_default_platform();
+  const hardware::ClusterSpec cluster = config::parse_platform(input, o.overrides);
+  const std::int64_t n = o.devices.value_or(cluster.node.devices);
+  if (n > cluster.device_count())
+    throw InputError(fmt::format("--devices {}: the platform has {} devices", n, cluster.device_count()), "--devices",
+                     fmt::format("use at most {}, or add nodes with --set cluster.nodes=N", cluster.device_count()));
+  const auto kind = *lowering::collective_kind_from_string(o.collective);
+  const auto algorithm = lowering::algorithm_from_string(o.algorithm);
+  if (!algorithm)
+    throw InputError(fmt::format("--algorithm {}: unknown", o.algorithm), "--algorithm",
+                     "use auto, ring, tree, halving-doubling, hierarchical, in-network, direct or pairwise");
+  const units::Bytes min = parse_size(o.min_bytes, "--min-bytes");
+  const units::Bytes max = parse_size(o.max_bytes, "--max-bytes");
+  const platform::Topology topology = platform::build_topology(cluster, n);
+  lowering::ScheduleShape shape = platform::schedule_shape(topology, static_cast<std::int32_t>(n));
+  shape.chunks = o.chunks;
+  if (o.channels) shape.channels = *o.channels;
+  report::CollbenchResult result;
+  result.platform = cluster.name;
+  result.collective = o.collective;
+  result.devices = n;
+  const double factor = report::bus_factor(o.collective, n);
+  for (units::Bytes size = min; size <= max * (1 + 1e-9); size = size * o.factor)
+    result.rows.push_back(bench_one(topology, kind, *algorithm, size, shape, factor));
+  report::write_collbench_table(out, result);
+  if (o.json) fileio::write_file_atomically(*o.json, report::collbench_json(result));
+}
+
+} // namespace twocs::cli

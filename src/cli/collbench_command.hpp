@@ -1,0 +1,38 @@
+// Private: `twocs collbench --platform FILE [--collective C] [--devices N] [--min-bytes S]
+// [--max-bytes S] [--algorithm A] [--json FILE]`: the nccl-tests of a simulated platform. Each
+// size is lowered to point-to-point messages (the same schedules as `twocs run`) and simulated
+// on the platform's links by the same engine.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace twocs::cli {
+
+struct CollbenchOptions {
+  std::optional<std::filesystem::path> platform; // default: the embedded platform
+  std::vector<std::string> overrides;
+  std::string collective = "all-reduce";
+  std::optional<std::int64_t> devices; // default: one node
+  std::string min_bytes = "8MiB";
+  std::string max_bytes = "1GiB";
+  double factor = 2.0; // nccl-tests -f
+  std::string algorithm = "auto";
+  int chunks = 1;              // pipeline slices per channel
+  std::optional<int> channels; // default: one per NIC across nodes, one within a node
+  std::optional<std::filesystem::path> json;
+};
+
+/// Registers `collbench`; returns it.
+CLI::App* add_collbench_command(CLI::App& app, CollbenchOptions& options);
+
+/// Throws InputError for bad inputs.
+void run_collbench(const CollbenchOptions& options, std::ostream& out);
+
+} // namespace twocs::cli

@@ -1,0 +1,89 @@
+#include <array>
+#include <cassert>
+
+#include <twocs/lowering/collective_algorithm.hpp>
+
+#include "schedule_builder.hpp"
+
+namespace twocs::lowering {
+namespace {
+
+constexpr std::array<std::string_view, 6> kind_names = {"all-reduce", "reduce-scatter", "all-gather",
+                                                        "all-to-all", "broadcast",      "send-recv"};
+constexpr std::array<std::string_view, 8> algorithm_names = {"auto",         "ring",       "tree",   "halving-doubling",
+                                                             "hierarchical", "in-network", "direct", "pairwise"};
+
+bool hierarchical_applies(const ScheduleShape& s) {
+  return s.ranks_per_node > 1 && s.ranks_per_node < s.ranks && s.ranks % s.ranks_per_node == 0;
+}
+
+} // namespace
+
+std::string_view to_string(CollectiveKind k) { return kind_names[static_cast<std::size_t>(k)]; }
+std::string_view to_string(Algorithm a) { return algorithm_names[static_cast<std::size_t>(a)]; }
+
+std::optional<Algorithm> algorithm_from_string(std::string_view name) {
+  for (std::size_t i = 0; i < algorithm_names.size(); ++i)
+    if (algorithm_names[i] == name) return static_cast<Algorithm>(i);
+  if (name == "nvls" || name == "sharp") return Algorithm::in_network;
+  return std::nullopt;
+}
+
+std::optional<CollectiveKind> collective_kind_from_string(std::string_view name) {
+  for (std::size_t i = 0; i < kind_names.size(); ++i)
+    if (kind_names[i] == name) return static_cast<CollectiveKind>(i);
+  return std::nullopt;
+}
+
+CollectiveKind kind_of(model::Collective c) {
+  switch (c) {
+  case model::Collective::all_reduce: return CollectiveKind::all_reduce;
+  case model::Collective::reduce_scatter: return CollectiveKind::reduce_scatter;
+  case model::Collective::all_gather: return CollectiveKind::all_gather;
+  case model::Collective::send_recv: return CollectiveKind::send_recv;
+  }
+  return CollectiveKind::all_reduce;
+}
+
+Algorithm configured_algorithm(const std::map<std::string, std::string>& collectives, model::CommGroup group) {
+  const auto it = collectives.find(std::string(model::to_string(group)));
+  if (it == collectives.end()) return Algorithm::ring;
+  return algorithm_from_string(it->second).value_or(Algorithm::ring);
+}
+
+CollectiveSchedule make_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
+                                 const ScheduleShape& shape) {
+  assert(shape.ranks >= 1 && shape.channels >= 1 && shape.chunks >= 1);
+  using namespace detail;
+  if (kind == CollectiveKind::all_to_all) return direct_schedule(algorithm, kind, size, shape);
+  if (shape.ranks > 1) {
+    const bool reduction_or_gather = kind == CollectiveKind::all_reduce || kind == CollectiveKind::reduce_scatter ||
+                                     kind == CollectiveKind::all_gather;
+    if (algorithm == Algorithm::tree && kind == CollectiveKind::all_reduce) return tree_schedule(size, shape);
+    if (algorithm == Algorithm::halving_doubling && reduction_or_gather && is_power_of_two(shape.ranks))
+      return halving_doubling_schedule(kind, size, shape);
+    if (algorithm == Algorithm::hierarchical && reduction_or_gather && hierarchical_applies(shape))
+      return hierarchical_schedule(kind, size, shape);
+    if (algorithm == Algorithm::in_network && kind == CollectiveKind::all_reduce)
+      return in_network_schedule(size, shape);
+    if (algorithm == Algorithm::direct && reduction_or_gather) return direct_schedule(algorithm, kind, size, shape);
+  }
+  return ring_schedule(kind, size, shape);
+}
+
+units::Bytes bytes_each_rank_sends(CollectiveKind kind, Algorithm algorithm, units::Bytes size, std::int32_t ranks) {
+  if (ranks <= 1) return units::Bytes(0);
+  const double n = ranks;
+  if (algorithm == Algorithm::in_network && kind == CollectiveKind::all_reduce) return size;
+  switch (kind) {
+  case CollectiveKind::all_reduce: return size * (2.0 * (n - 1) / n);
+  case CollectiveKind::reduce_scatter:
+  case CollectiveKind::all_gather:
+  case CollectiveKind::all_to_all: return size * ((n - 1) / n);
+  case CollectiveKind::broadcast:
+  case CollectiveKind::send_recv: return size;
+  }
+  return size;
+}
+
+} // namespace twocs::lowering

@@ -1,0 +1,77 @@
+// `twocs collbench` against published nccl-tests / rccl-tests bus bandwidths (docs/network.md
+// lists each number's source): within 10% at 1 GiB and above. Each row is a simulation of the
+// lowered collective on the platform, not a formula.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_capture.hpp"
+
+using namespace twocs;
+using namespace twocs::test;
+
+namespace {
+
+struct Published {
+  const char* platform;
+  const char* devices;
+  const char* algorithm;
+  double busbw_1g; // GB/s, all-reduce at 1 GiB (or "large" where the source gives one number)
+};
+
+nlohmann::json collbench(const std::vector<std::string>& extra, const TempDir& dir) {
+  std::vector<std::string> args = {"collbench", "--json", dir.file("out.json")};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = run_command_line(args);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "busbw"));
+  return nlohmann::json::parse(read_text(dir.file("out.json")));
+}
+
+} // namespace
+
+TEST_CASE("collbench matches published all-reduce bus bandwidths within 10% from 1 GiB") {
+  const Published cases[] = {
+      {"platforms/dgx-a100-80gb.yaml", "8", "auto", 229.04}, // stas00/ml-engineering, 8x A100 NVSwitch
+      {"platforms/dgx-a100-40gb.yaml", "32", "auto", 192.0}, // NVIDIA, nccl issue 812: 4 DGX A100
+      {"platforms/dgx-h100.yaml", "8", "ring", 370.0},       // NVIDIA/nccl issue 1442: ring, no NVLS
+      {"platforms/dgx-h100.yaml", "8", "auto", 466.35},      // Azure ND H100 v5, NVLS
+      {"platforms/mi300x.yaml", "8", "auto", 314.72},        // ROCm blogs, mi300x-rccl-xgmi
+  };
+  const TempDir dir("collbench");
+  for (const Published& p : cases) {
+    CAPTURE(p.platform);
+    CAPTURE(p.devices);
+    CAPTURE(p.algorithm);
+    const auto j = collbench({"--platform", source_file(p.platform), "--devices", p.devices, "--algorithm", p.algorithm,
+                              "-b", "1GiB", "-e", "4GiB"},
+                             dir);
+    REQUIRE(j["rows"].size() == 3);
+    for (const auto& row : j["rows"]) {
+      const double busbw = row["busbw_GBps"].get<double>();
+      CHECK(busbw == doctest::Approx(p.busbw_1g).epsilon(0.10));
+    }
+  }
+}
+
+TEST_CASE("collbench: bus bandwidth grows with size, time is size over algbw, algorithm named") {
+  const TempDir dir("collbench-rows");
+  const auto j = collbench({"-b", "1MiB", "-e", "64MiB", "--collective", "all-gather"}, dir);
+  REQUIRE(j["rows"].size() == 7);
+  double previous = 0;
+  for (const auto& row : j["rows"]) {
+    const double size = row["size_bytes"].get<double>(), time = row["time_s"].get<double>();
+    CHECK(row["algbw_GBps"].get<double>() == doctest::Approx(size / time / 1e9));
+    CHECK(row["busbw_GBps"].get<double>() == doctest::Approx(size / time / 1e9 * 7.0 / 8.0)); // (n - 1) / n
+    CHECK(row["busbw_GBps"].get<double>() > previous);
+    CHECK(row["algorithm"] == "ring");
+    previous = row["busbw_GBps"].get<double>();
+  }
+}
+
+TEST_CASE("collbench refuses more devices than the platform has") {
+  const auto r = run_command_line(
+      {"collbench", "--platform", source_file("platforms/mi300x.yaml"), "--set", "cluster.nodes=1", "--devices", "16"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--devices"));
+}
