@@ -14,6 +14,8 @@
 #include "calibrate_command.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
+#include "study_report_command.hpp"
+#include "sweep_command.hpp"
 
 namespace twocs::cli {
 namespace {
@@ -64,6 +66,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   const CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
   ShowOptions show_options;
   const CLI::App* show = add_show_command(app, show_options);
+  SweepCommandOptions sweep_options;
+  const CLI::App* sweep = add_sweep_command(app, sweep_options);
+  StudyReportOptions report_options;
+  const CLI::App* study_report = add_study_report_command(app, report_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -76,6 +82,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       run_calibrate(calibrate_options, out);
     else if (show->parsed())
       run_show_platform(show_options, out);
+    else if (sweep->parsed())
+      return run_sweep_command(sweep_options, out, err);
+    else if (study_report->parsed())
+      write_study_report(report_options.results, report_options.output, report_options);
     else
       run_simulation(options, out, *log);
     return ExitCode::success;
