@@ -11,6 +11,7 @@
 
 #include <twocs/error.hpp>
 
+#include "analyze_command.hpp"
 #include "calibrate_command.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
@@ -66,6 +67,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   const CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
   ShowOptions show_options;
   const CLI::App* show = add_show_command(app, show_options);
+  AnalyzeOptions analyze_options;
+  const CLI::App* analyze = add_analyze_command(app, analyze_options);
   SweepCommandOptions sweep_options;
   const CLI::App* sweep = add_sweep_command(app, sweep_options);
   StudyReportOptions report_options;
@@ -82,6 +85,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       run_calibrate(calibrate_options, out);
     else if (show->parsed())
       run_show_platform(show_options, out);
+    else if (analyze->parsed())
+      run_analyze(analyze_options, out);
     else if (sweep->parsed())
       return run_sweep_command(sweep_options, out, err);
     else if (study_report->parsed())
