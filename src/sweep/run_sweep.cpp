@@ -138,6 +138,7 @@ SweepTotals run_sweep(const config::Study& study, const SweepOptions& options, s
     }
     const Running run = running.at(reaped.pid);
     running.erase(reaped.pid);
+    if (stop_requested) continue; // killed by the same Ctrl-C: not a result, rerun on resume
     const detail::ScenarioOutcome outcome = outcome_of(options, run, reaped.exit);
     results.append(detail::csv_row(study, outcome));
     ++totals.ran;
