@@ -11,10 +11,13 @@
 
 #include <twocs/error.hpp>
 
+#include "analyze_command.hpp"
 #include "calibrate_command.hpp"
 #include "collbench_command.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
+#include "study_report_command.hpp"
+#include "sweep_command.hpp"
 #include "validate_command.hpp"
 
 namespace twocs::cli {
@@ -80,6 +83,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   const CLI::App* validate = add_validate_command(app, validate_options);
   CollbenchOptions collbench_options;
   const CLI::App* collbench = add_collbench_command(app, collbench_options);
+  AnalyzeOptions analyze_options;
+  const CLI::App* analyze = add_analyze_command(app, analyze_options);
+  SweepCommandOptions sweep_options;
+  const CLI::App* sweep = add_sweep_command(app, sweep_options);
+  StudyReportOptions report_options;
+  const CLI::App* study_report = add_study_report_command(app, report_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -97,6 +106,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       run_validate(validate_options, out, *log);
     else if (collbench->parsed())
       run_collbench(collbench_options, out);
+    else if (analyze->parsed())
+      run_analyze(analyze_options, out);
+    else if (sweep->parsed())
+      return run_sweep_command(sweep_options, out, err);
+    else if (study_report->parsed())
+      write_study_report(report_options.results, report_options.output, report_options);
     else {
       checked.apply(options);
       run_simulation(options, out, *log);

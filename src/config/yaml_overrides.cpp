@@ -11,8 +11,9 @@ namespace twocs::config::detail {
 namespace {
 
 constexpr std::array<std::string_view, 2> workload_roots = {"model", "training"};
-constexpr std::array<std::string_view, 4> platform_roots = {"name", "device", "node", "cluster"};
-constexpr std::array<std::string_view, 6> all_roots = {"model", "training", "name", "device", "node", "cluster"};
+constexpr std::array<std::string_view, 5> platform_roots = {"name", "device", "node", "cluster", "whatif"};
+constexpr std::array<std::string_view, 7> all_roots = {"model", "training", "name",  "device",
+                                                       "node",  "cluster",  "whatif"};
 
 constexpr std::string_view override_example = "write KEY=VALUE, e.g. --set training.parallelism.data=4";
 

@@ -9,13 +9,14 @@
 #include "yaml_quantity.hpp"
 #include "yaml_reader.hpp"
 #include "yaml_suggest.hpp"
+#include "yaml_whatif.hpp"
 
 namespace twocs::config::detail {
 namespace {
 
 using hardware::ClusterSpec;
 
-constexpr std::array<std::string_view, 4> platform_keys = {"name", "device", "node", "cluster"};
+constexpr std::array<std::string_view, 5> platform_keys = {"name", "device", "node", "cluster", "whatif"};
 constexpr std::array<std::string_view, 6> device_keys = {
     "name", "peak_flops", "memory", "memory_bandwidth", "operator_model", "comm_interference"};
 constexpr std::array<std::string_view, 1> interference_keys = {"compute_slowdown"};
@@ -145,6 +146,7 @@ ClusterSpec read_platform(const YamlNode& root, std::string_view default_name) {
   const MappingReader c(top.required("cluster", "{nodes: 16, network: {...}}"), cluster_keys);
   cluster.nodes = read_count(c.required("nodes", "16"));
   cluster.network = read_network(c.required("network", "{topology: fat-tree, bandwidth: 25GB/s, latency: 5us}"));
+  if (const auto f = top.optional("whatif")) apply_whatif(*f, cluster);
   return cluster;
 }
 

@@ -71,7 +71,7 @@ TEST_CASE("an override with an unknown key points at that part of the key") {
   CHECK(where(root) == "--set trainig.parallelism.data=4:1:1");
   CHECK(root.problem() ==
         "--set key 'trainig.parallelism.data' is in neither file: it must start with model, training, name, "
-        "device, node, cluster");
+        "device, node, cluster, whatif");
   CHECK(root.fix() == "did you mean 'training'?");
 }
 

@@ -1,0 +1,58 @@
+// A study (`twocs sweep STUDY.yaml`): a base workload and platform, base --set overrides, and
+// axes of dotted keys whose values make a cartesian product of scenarios; a `zip:` axis
+// advances several keys together. Format: docs/studies.md and docs/input-formats.md.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <twocs/config/scenario_loader.hpp>
+
+namespace twocs::config {
+
+/// One key and its values, each as YAML text that `--set KEY=VALUE` accepts.
+struct StudyAxis {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+/// One factor of the cartesian product: a single axis, or several zipped (equal lengths).
+struct StudyDimension {
+  std::vector<StudyAxis> axes;
+  [[nodiscard]] std::size_t size() const { return axes.front().values.size(); }
+};
+
+struct Study {
+  std::string name;
+  std::optional<std::filesystem::path> workload; // resolved against the study's folder; none: embedded
+  std::optional<std::filesystem::path> platform;
+  std::vector<std::string> base_overrides; // "KEY=VALUE", applied before the axes
+  std::vector<StudyDimension> dimensions;
+
+  /// Every axis key, in the order the file gives them (the CSV's axis columns).
+  [[nodiscard]] std::vector<std::string> axis_keys() const;
+  /// The product of the dimensions' sizes (1 with no axes).
+  [[nodiscard]] std::size_t scenario_count() const;
+  /// Scenario `index`'s value of each axis key; the last dimension varies fastest.
+  [[nodiscard]] std::vector<std::string> scenario_values(std::size_t index) const;
+  /// The base overrides followed by scenario `index`'s "KEY=VALUE" for each axis.
+  [[nodiscard]] std::vector<std::string> scenario_overrides(std::size_t index) const;
+  /// What `twocs run` needs for scenario `index`.
+  [[nodiscard]] ScenarioSources scenario_sources(std::size_t index) const;
+};
+
+/// Studies larger than this are refused (a typo in an axis is likelier than a wish for more).
+inline constexpr std::size_t max_study_scenarios = 1'000'000;
+
+/// Reads a study file and checks it: its keys, its axes (a key given twice, empty value lists,
+/// zipped lists of unequal length) and that every axis key and value reads in the base
+/// workload or platform. Errors are InputErrors naming the study file's line and column.
+[[nodiscard]] Study load_study(const std::filesystem::path& file);
+
+/// The same from text; relative paths in `base:` resolve against `directory`.
+[[nodiscard]] Study parse_study(const InputText& study, const std::filesystem::path& directory);
+
+} // namespace twocs::config

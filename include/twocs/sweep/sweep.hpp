@@ -1,0 +1,36 @@
+// `twocs sweep`: runs every scenario of a study, each in its own process (a crash or a hang
+// fails that scenario's row, never the sweep), several at once, and appends one CSV row per
+// scenario as it finishes. Rerunning the same sweep resumes it: finished rows are kept and
+// their scenarios not rerun.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <ostream>
+
+#include <twocs/config/study.hpp>
+
+namespace twocs::sweep {
+
+struct SweepOptions {
+  std::filesystem::path program;  // the twocs executable that runs one scenario (`twocs run`)
+  std::filesystem::path output;   // the results CSV
+  std::filesystem::path work_dir; // scratch files of running scenarios (created, then removed)
+  std::size_t jobs = 1;           // scenarios running at once
+  double timeout_s = 0;           // per scenario; 0: none
+  bool terminal = false;          // progress as a redrawn bar (a terminal) or one line per scenario
+};
+
+struct SweepTotals {
+  std::size_t scenarios = 0;
+  std::size_t already_done = 0; // found in the CSV, not rerun
+  std::size_t ran = 0;
+  std::size_t failed = 0; // any status but ok
+  bool interrupted = false;
+};
+
+/// Runs the study's unfinished scenarios; `progress` receives the bar or lines. Stops early,
+/// leaving the CSV resumable, on SIGINT or SIGTERM. Throws InputError for an unusable output.
+SweepTotals run_sweep(const config::Study& study, const SweepOptions& options, std::ostream& progress);
+
+} // namespace twocs::sweep

@@ -1,0 +1,59 @@
+#include "sweep_command.hpp"
+
+#include <thread>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <twocs/config/study.hpp>
+#include <twocs/error.hpp>
+#include <twocs/sweep/sweep.hpp>
+
+#include "study_report_command.hpp"
+
+namespace twocs::cli {
+namespace {
+
+/// This program, to run each scenario as `twocs run` in its own process.
+std::filesystem::path own_program() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find the twocs program (/proc/self/exe): " + ec.message());
+  return path;
+}
+
+} // namespace
+
+CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& o) {
+  auto* sweep = app.add_subcommand("sweep", "Run every scenario of a study; one CSV row each, resumable");
+  sweep->add_option("study", o.study, "Study YAML (base workload and platform, axes)")->required();
+  sweep->add_option("--output,-o", o.output, "Results CSV (default: <study name>.csv)");
+  sweep->add_option("--report", o.report, "Also write the study's HTML report to FILE");
+  sweep->add_option("--jobs,-j", o.jobs, "Scenarios run at once (default: all cores)")->check(CLI::PositiveNumber);
+  sweep->add_option("--timeout", o.timeout_s, "Per-scenario time limit in seconds (default: none)")
+      ->check(CLI::PositiveNumber);
+  return sweep;
+}
+
+int run_sweep_command(const SweepCommandOptions& o, std::ostream& out, std::ostream& err) {
+  const config::Study study = config::load_study(o.study);
+  sweep::SweepOptions options;
+  options.program = own_program();
+  options.output = o.output ? *o.output : std::filesystem::path(study.name + ".csv");
+  options.work_dir = std::filesystem::temp_directory_path() / fmt::format("twocs-sweep-{}", ::getpid());
+  options.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  options.timeout_s = o.timeout_s;
+  options.terminal = ::isatty(STDERR_FILENO) == 1;
+  const sweep::SweepTotals totals = sweep::run_sweep(study, options, err);
+  if (totals.interrupted) {
+    err << fmt::format("twocs: interrupted; {} of {} scenarios are in {}; rerun the same command to finish\n",
+                       totals.already_done + totals.ran, totals.scenarios, options.output.string());
+    return 130;
+  }
+  out << fmt::format("{} scenarios ({} run now, {} from an earlier run), {} not ok; results in {}\n", totals.scenarios,
+                     totals.ran, totals.already_done, totals.failed, options.output.string());
+  if (o.report) write_study_report(options.output, *o.report, {});
+  return 0;
+}
+
+} // namespace twocs::cli

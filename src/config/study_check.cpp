@@ -1,0 +1,75 @@
+// Checks a study's keys by doing what each scenario will do: apply its --set to the base
+// workload and platform and read them with the strict readers, so a misspelt key gets the
+// same "did you mean" as on the command line, but located in the study file.
+#include "study_reader.hpp"
+
+#include <fmt/format.h>
+
+#include "yaml_overrides.hpp"
+#include "yaml_platform.hpp"
+#include "yaml_workload.hpp"
+
+namespace twocs::config::detail {
+namespace {
+
+struct BaseDocuments {
+  YamlNode workload;
+  YamlNode platform;
+};
+
+BaseDocuments parse_base(const Study& study) {
+  const InputText workload = study.workload ? read_input(*study.workload) : embedded_default_workload();
+  const InputText platform = study.platform ? read_input(*study.platform) : embedded_default_platform();
+  return {parse_yaml_file(workload.text, workload.name, "'model:' and 'training:'"),
+          parse_yaml_file(platform.text, platform.name, "'device:', 'node:' and 'cluster:'")};
+}
+
+/// Re-locates an error raised inside the --set `origin` to the study file: at the key when it
+/// is about the key, at the value otherwise.
+[[noreturn]] void relocate(InputError error, const LocatedSet& origin) {
+  const auto& at = error.location();
+  if (at && at->file == "--set " + origin.argument) {
+    const bool about_key = at->column <= static_cast<int>(origin.key_length) + 1;
+    InputError moved(error.problem(), error.key_path(), error.fix());
+    moved.set_location(about_key ? origin.key_where : origin.value_where);
+    throw moved;
+  }
+  throw InputError(fmt::format("with '{}' from the study: {}", origin.argument, error.message()), {},
+                   "check the study's base files and this value");
+}
+
+/// Applies `sets` to copies of `base` and reads both files. An error that names no --set
+/// argument (one inside a base file) is blamed on the last set, the value under test.
+void read_with(const BaseDocuments& base, const std::vector<const LocatedSet*>& sets) {
+  try {
+    std::vector<std::string> arguments;
+    for (const LocatedSet* s : sets) arguments.push_back(s->argument);
+    const std::vector<Override> overrides = parse_overrides(arguments);
+    BaseDocuments copy = base;
+    apply_overrides(copy.workload, overrides, InputKind::workload);
+    apply_overrides(copy.platform, overrides, InputKind::platform);
+    (void)read_workload(copy.workload, "study");
+    (void)read_platform(copy.platform, "study");
+  } catch (InputError& error) {
+    for (const LocatedSet* s : sets)
+      if (error.location() && error.location()->file == "--set " + s->argument) relocate(std::move(error), *s);
+    relocate(std::move(error), *sets.back());
+  }
+}
+
+} // namespace
+
+void check_study(const ReadStudy& study) {
+  const BaseDocuments base = parse_base(study.study);
+  std::vector<const LocatedSet*> base_sets;
+  for (const LocatedSet& s : study.base) base_sets.push_back(&s);
+  if (!base_sets.empty()) read_with(base, base_sets);
+  for (const auto& axis : study.axis_sets)
+    for (const LocatedSet& value : axis) {
+      std::vector<const LocatedSet*> sets = base_sets;
+      sets.push_back(&value);
+      read_with(base, sets);
+    }
+}
+
+} // namespace twocs::config::detail

@@ -1,0 +1,147 @@
+#include "study_reader.hpp"
+
+#include <array>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "study_yaml_text.hpp"
+#include "yaml_reader.hpp"
+
+namespace twocs::config::detail {
+namespace {
+
+constexpr std::array<std::string_view, 4> study_keys = {"study", "description", "base", "axes"};
+constexpr std::array<std::string_view, 3> base_keys = {"workload", "platform", "set"};
+constexpr std::array<std::string_view, 2> axis_keys = {"key", "values"};
+constexpr std::array<std::string_view, 3> entry_keys = {"key", "values", "zip"};
+
+constexpr std::string_view axis_example = "{key: cluster.network.bandwidth, values: [25GB/s, 50GB/s]}";
+
+LocatedSet located_set(const std::string& key, const SourceLocation& key_where, const YamlNode& value) {
+  return {key + "=" + flow_yaml(value), key.size(), key_where, value.where};
+}
+
+std::string read_key(const Field& f) {
+  std::string key = read_text(f);
+  if (key.find('=') != std::string::npos || key.find(' ') != std::string::npos)
+    fail_at(f.where(), f.path, fmt::format("{} '{}' is not a dotted key", f.path, key),
+            "write a dotted key path such as training.parallelism.data");
+  return key;
+}
+
+std::filesystem::path resolve(const Field& f, const std::filesystem::path& directory) {
+  const std::filesystem::path path(read_text(f));
+  return path.is_absolute() ? path : directory / path;
+}
+
+void read_base(const Field& field, const std::filesystem::path& directory, ReadStudy& out) {
+  const MappingReader base(field, base_keys);
+  if (const auto f = base.optional("workload")) out.study.workload = resolve(*f, directory);
+  if (const auto f = base.optional("platform")) out.study.platform = resolve(*f, directory);
+  if (const auto f = base.optional("set")) {
+    for (const auto& [key, value] : read_entries(*f)) {
+      if (value.value->kind == YamlNode::Kind::null)
+        fail_at(value.where(), value.path, fmt::format("base.set '{}' has no value", key),
+                fmt::format("write '{}: VALUE' or remove it", key));
+      out.base.push_back(located_set(key, value.key_where, *value.value));
+      out.study.base_overrides.push_back(out.base.back().argument);
+    }
+  }
+}
+
+/// One `{key, values}` mapping: its axis and the --set of each value.
+StudyAxis read_axis(const Field& field, std::vector<std::vector<LocatedSet>>& sets) {
+  const MappingReader a(field, axis_keys);
+  const Field key_field = a.required("key", "cluster.network.bandwidth");
+  StudyAxis axis{read_key(key_field), {}};
+  const Field values = a.required("values", "[25GB/s, 50GB/s, 100GB/s]");
+  const std::vector<Field> items = read_list(values);
+  if (items.empty())
+    fail_at(values.where(), values.path,
+            fmt::format("{} is an empty list: axis '{}' has no values", values.path, axis.key),
+            "give at least one value, e.g. values: [25GB/s, 50GB/s], or remove the axis");
+  std::vector<LocatedSet>& located = sets.emplace_back();
+  for (const Field& item : items) {
+    if (item.value->kind == YamlNode::Kind::null)
+      fail_at(item.where(), item.path, fmt::format("{} has no value", item.path), "give a value or remove it");
+    located.push_back(located_set(axis.key, key_field.where(), *item.value));
+    axis.values.push_back(flow_yaml(*item.value));
+  }
+  return axis;
+}
+
+StudyDimension read_zip(const Field& zip, std::vector<std::vector<LocatedSet>>& sets) {
+  const std::vector<Field> items = read_list(zip);
+  if (items.empty())
+    fail_at(zip.where(), zip.path, fmt::format("{} is an empty list", zip.path),
+            fmt::format("list the axes that advance together, e.g. zip: [{}, ...]", axis_example));
+  StudyDimension dimension;
+  for (const Field& item : items) {
+    dimension.axes.push_back(read_axis(item, sets));
+    if (dimension.axes.back().values.size() != dimension.axes.front().values.size())
+      fail_at(item.where(), item.path,
+              fmt::format("zipped axis '{}' has {} values but '{}' has {}", dimension.axes.back().key,
+                          dimension.axes.back().values.size(), dimension.axes.front().key,
+                          dimension.axes.front().values.size()),
+              "zipped axes advance together: give each the same number of values");
+  }
+  return dimension;
+}
+
+StudyDimension read_dimension(const Field& field, std::vector<std::vector<LocatedSet>>& sets) {
+  const MappingReader entry(field, entry_keys);
+  const auto zip = entry.optional("zip");
+  if (zip && (entry.optional("key") || entry.optional("values")))
+    fail_at(field.where(), field.path, fmt::format("{} has both 'zip' and 'key'/'values'", field.path),
+            "an axis is either {key: ..., values: [...]} or {zip: [...]}; split it in two");
+  if (zip) return read_zip(*zip, sets);
+  return StudyDimension{{read_axis(field, sets)}};
+}
+
+void check_distinct_keys(const std::vector<Field>& entries, const Study& study) {
+  std::vector<std::string> seen;
+  std::size_t dimension = 0;
+  for (const StudyDimension& d : study.dimensions) {
+    for (const StudyAxis& axis : d.axes) {
+      for (const std::string& key : seen)
+        if (key == axis.key)
+          fail_at(entries[dimension].where(), entries[dimension].path,
+                  fmt::format("axis key '{}' appears twice in the axes", axis.key),
+                  "give each key one axis; list all its values there, or zip it with the key it moves with");
+      seen.push_back(axis.key);
+    }
+    ++dimension;
+  }
+}
+
+void check_size(const Field& axes, const Study& study) {
+  double count = 1;
+  for (const StudyDimension& d : study.dimensions) count *= static_cast<double>(d.size());
+  if (count > static_cast<double>(max_study_scenarios))
+    fail_at(axes.where(), axes.path,
+            fmt::format("the axes make {:.0f} scenarios, more than {}", count, max_study_scenarios),
+            "split the study, or zip axes that move together instead of crossing them");
+}
+
+} // namespace
+
+ReadStudy read_study(const YamlNode& root, const std::string& default_name, const std::filesystem::path& directory) {
+  const MappingReader top(root, study_keys, "the study");
+  ReadStudy out;
+  const auto name = top.optional("study");
+  out.study.name = name ? read_text(*name) : default_name;
+  if (const auto d = top.optional("description")) (void)read_text(*d);
+  if (const auto base = top.optional("base")) read_base(*base, directory, out);
+  const Field axes = top.required("axes", fmt::format("[{}]", axis_example));
+  const std::vector<Field> entries = read_list(axes);
+  if (entries.empty())
+    fail_at(axes.where(), axes.path, "axes is an empty list: the study has no scenarios to vary",
+            fmt::format("add an axis, e.g. - {}", axis_example));
+  for (const Field& entry : entries) out.study.dimensions.push_back(read_dimension(entry, out.axis_sets));
+  check_distinct_keys(entries, out.study);
+  check_size(axes, out.study);
+  return out;
+}
+
+} // namespace twocs::config::detail

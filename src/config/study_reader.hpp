@@ -1,0 +1,37 @@
+// Private: the study file read from a located YAML tree (study_reader.cpp) and checked against
+// its base workload and platform (study_check.cpp). Every --set a study makes remembers where
+// in the study file its key and value are, so that a bad key is reported there.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <twocs/config/study.hpp>
+
+#include "yaml_document.hpp"
+
+namespace twocs::config::detail {
+
+struct LocatedSet {
+  std::string argument;       // "KEY=VALUE"
+  std::size_t key_length = 0; // characters of KEY
+  SourceLocation key_where;   // the key in the study file
+  SourceLocation value_where; // the value in the study file
+};
+
+struct ReadStudy {
+  Study study;
+  std::vector<LocatedSet> base;                   // base.set, in order
+  std::vector<std::vector<LocatedSet>> axis_sets; // per axis key (axis_keys() order), per value
+};
+
+[[nodiscard]] ReadStudy read_study(const YamlNode& root, const std::string& default_name,
+                                   const std::filesystem::path& directory);
+
+/// Applies every base and axis --set to the base files and reads them (keys and value types;
+/// consistency is left to each scenario). Errors point into the study file.
+void check_study(const ReadStudy& study);
+
+} // namespace twocs::config::detail

@@ -1,0 +1,153 @@
+#include <twocs/projection/closed_form.hpp>
+
+#include <algorithm>
+#include <variant>
+
+#include <twocs/model/layer_ops.hpp>
+#include <twocs/model/parameters.hpp>
+
+namespace twocs::projection {
+namespace {
+
+using model::CommGroup;
+
+std::int64_t group_size(CommGroup g, const model::Parallelism& p) {
+  return g == CommGroup::tensor ? p.tensor : g == CommGroup::pipeline ? p.pipeline : p.data;
+}
+
+/// Adds the steps' compute and communication to `work`.
+void add_steps(Work& work, const model::StepSequence& steps, const model::TrainingPlan& plan,
+               const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost) {
+  for (const model::Step& step : steps) {
+    if (const auto* op = std::get_if<model::ComputeOp>(&step)) {
+      work.flops += op->flops;
+      work.compute += cost.duration(*op);
+      continue;
+    }
+    const auto& c = std::get<model::CollectiveOp>(step);
+    const std::size_t g = static_cast<std::size_t>(c.group);
+    const std::int64_t n = group_size(c.group, plan.parallelism);
+    if (n <= 1) continue;
+    work.comm_bytes[g] += c.size;
+    work.comm_time[g] += ring_time(c.kind, c.size, n, group_link(c.group, plan.parallelism, cluster));
+  }
+}
+
+/// Sends between pipeline stages: each micro-batch's activation forward and its gradient
+/// backward, once per model chunk (b s h elements, / t with sequence parallelism).
+Work pipeline_transfers(const model::LayerShape& shape, const model::TrainingPlan& plan,
+                        const hardware::ClusterSpec& cluster, std::int64_t micro_batches) {
+  Work w;
+  const auto& p = plan.parallelism;
+  if (p.pipeline <= 1) return w;
+  const double elements = static_cast<double>(shape.micro_batch * shape.model.seq_len * shape.model.hidden) /
+                          (p.sequence ? static_cast<double>(p.tensor) : 1.0);
+  const units::Bytes size = model::size_of(elements, plan.dtype);
+  const double sends = 2.0 * static_cast<double>(micro_batches * p.virtual_stages);
+  const std::size_t g = static_cast<std::size_t>(CommGroup::pipeline);
+  w.comm_bytes[g] = size * sends;
+  w.comm_time[g] =
+      ring_time(model::Collective::send_recv, size, 2, group_link(CommGroup::pipeline, p, cluster)) * sends;
+  return w;
+}
+
+/// The data-parallel gradient all-reduce (or reduce-scatter + all-gather with sharding) of the
+/// device's parameters, in the training dtype as the lowering buckets them.
+Work data_parallel_sync(std::int64_t parameters, const model::TrainingPlan& plan,
+                        const hardware::ClusterSpec& cluster) {
+  Work w;
+  const auto& p = plan.parallelism;
+  if (p.data <= 1) return w;
+  const units::Bytes size(static_cast<double>(parameters) * (plan.dtype == model::Dtype::fp32 ? 4.0 : 2.0));
+  const std::size_t g = static_cast<std::size_t>(CommGroup::data);
+  w.comm_bytes[g] = size;
+  w.comm_time[g] = ring_time(model::Collective::all_reduce, size, p.data, group_link(CommGroup::data, p, cluster));
+  return w;
+}
+
+} // namespace
+
+Work& Work::operator+=(const Work& o) {
+  flops += o.flops;
+  compute += o.compute;
+  for (std::size_t g = 0; g < 3; ++g) {
+    comm_bytes[g] += o.comm_bytes[g];
+    comm_time[g] += o.comm_time[g];
+  }
+  return *this;
+}
+
+Work Work::times(double count) const {
+  Work w = *this;
+  w.flops = flops * count;
+  w.compute = compute * count;
+  for (std::size_t g = 0; g < 3; ++g) {
+    w.comm_bytes[g] = comm_bytes[g] * count;
+    w.comm_time[g] = comm_time[g] * count;
+  }
+  return w;
+}
+
+units::Seconds ring_time(model::Collective kind, units::Bytes size, std::int64_t n, const hardware::LinkSpec& link) {
+  if (n <= 1) return units::Seconds(0);
+  const units::ByteRate rate = link.bandwidth * link.efficiency;
+  const double steps = static_cast<double>(n - 1);
+  const double share = steps / static_cast<double>(n);
+  switch (kind) {
+  case model::Collective::all_reduce: return size * (2 * share) / rate + link.latency * (2 * steps);
+  case model::Collective::reduce_scatter:
+  case model::Collective::all_gather: return size * share / rate + link.latency * steps;
+  case model::Collective::send_recv: return size / rate + link.latency;
+  }
+  return units::Seconds(0);
+}
+
+hardware::LinkSpec group_link(CommGroup group, const model::Parallelism& p, const hardware::ClusterSpec& cluster) {
+  // Megatron rank order: rank = tp + t (dp + d pp), so a group's ranks span these many devices.
+  const std::int64_t span = group == CommGroup::tensor ? p.tensor
+                            : group == CommGroup::data ? p.tensor * p.data
+                                                       : p.tensor * p.data * p.pipeline;
+  return span <= cluster.node.devices ? cluster.node.interconnect : cluster.network.link;
+}
+
+Projection project(const model::TransformerConfig& model, const model::TrainingPlan& plan,
+                   const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost) {
+  const model::LayerShape shape = model::LayerShape::of(model, plan);
+  const auto& p = plan.parallelism;
+  Projection out;
+  out.micro_batches = plan.global_batch / (p.data * plan.micro_batch);
+  out.layers_per_device = (model.layers + p.pipeline - 1) / p.pipeline;
+  add_steps(out.layer, model::transformer_layer_forward(shape), plan, cluster, cost);
+  add_steps(out.layer, model::transformer_layer_recompute(shape, plan.recompute), plan, cluster, cost);
+  add_steps(out.layer, model::transformer_layer_backward(shape), plan, cluster, cost);
+
+  // The device with the most work: its layers, the output head (last stage), and with one
+  // stage also the embedding; every micro-batch; then the gradient sync and optimizer step.
+  Work micro = out.layer.times(static_cast<double>(out.layers_per_device));
+  add_steps(micro, model::output_head_forward(shape), plan, cluster, cost);
+  add_steps(micro, model::output_head_backward(shape, p.pipeline == 1), plan, cluster, cost);
+  if (p.pipeline == 1) {
+    add_steps(micro, model::embedding_forward(shape), plan, cluster, cost);
+    add_steps(micro, model::embedding_backward(shape), plan, cluster, cost);
+  }
+  out.iteration = micro.times(static_cast<double>(out.micro_batches));
+  out.iteration += pipeline_transfers(shape, plan, cluster, out.micro_batches);
+  const auto counts = model::count_parameters(model, p.tensor);
+  const std::int64_t parameters = counts.per_layer * out.layers_per_device + counts.embedding + counts.final_norm;
+  out.iteration += data_parallel_sync(parameters, plan, cluster);
+  const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
+  add_steps(out.iteration,
+            model::optimizer_steps(sharded ? parameters / p.data : parameters, plan.optimizer.kind, plan.dtype), plan,
+            cluster, cost);
+
+  const units::Seconds comm = out.iteration.total_comm();
+  out.time_no_overlap = out.iteration.compute + comm;
+  out.time_full_overlap = std::max(out.iteration.compute, comm);
+  const double bytes = out.iteration.total_bytes().value();
+  out.flops_per_byte = bytes > 0 ? out.iteration.flops.value() / bytes : 0;
+  out.comm_to_compute_time = comm / out.iteration.compute;
+  out.comm_fraction_no_overlap = comm / out.time_no_overlap;
+  return out;
+}
+
+} // namespace twocs::projection

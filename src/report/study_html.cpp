@@ -1,0 +1,151 @@
+#include <twocs/report/study_html.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <twocs/fileio/text_escape.hpp>
+
+#include "study_charts.hpp"
+
+namespace twocs::report {
+namespace {
+
+using detail::cell_number;
+using fileio::html_escape;
+
+constexpr std::string_view style = R"(<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; font-size: 12px; } td, th { padding: 2px 6px; border-bottom: 1px solid #eee; }
+svg text { font-size: 11px; fill: #333; } .legend span { margin-right: 1.2em; font-size: 12px; }
+.legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
+.scroll { overflow-x: auto; max-height: 30em; }
+</style>
+)";
+
+struct View {
+  const ResultsTable& table;
+  std::vector<const std::vector<std::string>*> ok; // rows with status ok
+  [[nodiscard]] double at(const std::vector<std::string>& row, std::string_view column) const {
+    const std::size_t c = table.column(column);
+    return c < row.size() ? cell_number(row[c]) : std::nan("");
+  }
+  [[nodiscard]] std::string label(const std::vector<std::string>& row) const {
+    std::string text = "#" + row.front();
+    for (const std::string& axis : axis_columns(table)) text += " " + row[table.column(axis)];
+    return text;
+  }
+};
+
+void breakdown_chart(fmt::memory_buffer& out, const View& v) {
+  detail::StackedBars bars;
+  bars.part_names = {"compute", "exposed tensor comm", "exposed pipeline comm", "exposed data comm", "idle"};
+  for (const auto* row : v.ok) {
+    bars.labels.push_back(v.label(*row));
+    bars.parts.push_back({v.at(*row, "breakdown_s.compute"), v.at(*row, "exposed_comm_by_kind_s.tensor"),
+                          v.at(*row, "exposed_comm_by_kind_s.pipeline"), v.at(*row, "exposed_comm_by_kind_s.data"),
+                          v.at(*row, "breakdown_s.idle")});
+    bars.tooltips.push_back(fmt::format("{}: iteration {:.4g} s", v.label(*row), v.at(*row, "iteration_time_s")));
+  }
+  fmt::format_to(std::back_inserter(out), "<h2>Where the iteration time goes</h2>\n");
+  detail::stacked_bar_chart(out, bars, true, "share of iteration time");
+}
+
+void hidden_chart(fmt::memory_buffer& out, const View& v) {
+  detail::StackedBars bars;
+  bars.part_names = {"hidden (overlapped) comm", "exposed comm"};
+  for (const auto* row : v.ok) {
+    bars.labels.push_back(v.label(*row));
+    bars.parts.push_back({v.at(*row, "breakdown_s.overlapped_comm"), v.at(*row, "breakdown_s.exposed_comm")});
+    bars.tooltips.push_back(fmt::format("{}: comm busy {:.4g} s", v.label(*row), v.at(*row, "comm_busy_s")));
+  }
+  fmt::format_to(std::back_inserter(out), "<h2>Hidden against exposed communication</h2>\n");
+  detail::stacked_bar_chart(out, bars, false, "seconds");
+}
+
+void mfu_chart(fmt::memory_buffer& out, const View& v) {
+  detail::StackedBars bars;
+  bars.part_names = {"MFU"};
+  for (const auto* row : v.ok) {
+    bars.labels.push_back(v.label(*row));
+    bars.parts.push_back({v.at(*row, "mfu")});
+    bars.tooltips.push_back(fmt::format("{}: MFU {:.3f}", v.label(*row), v.at(*row, "mfu")));
+  }
+  fmt::format_to(std::back_inserter(out), "<h2>Model FLOPs utilisation</h2>\n");
+  detail::stacked_bar_chart(out, bars, false, "MFU");
+}
+
+void fraction_chart(fmt::memory_buffer& out, const View& v, const std::string& axis) {
+  detail::Scatter chart{axis, "fraction", {}, {"comm fraction", "exposed comm fraction"}, {{}, {}}};
+  const std::size_t column = v.table.column(axis);
+  for (const auto* row : v.ok) {
+    const std::string& x = (*row)[column];
+    auto it = std::find(chart.categories.begin(), chart.categories.end(), x);
+    if (it == chart.categories.end()) it = chart.categories.insert(chart.categories.end(), x);
+    const auto c = static_cast<std::size_t>(it - chart.categories.begin());
+    for (std::size_t s = 0; s < 2; ++s) {
+      const double y = v.at(*row, s == 0 ? "comm_fraction" : "exposed_comm_fraction");
+      if (std::isfinite(y)) chart.points[s].emplace_back(c, y);
+    }
+  }
+  fmt::format_to(std::back_inserter(out), "<h2>Communication fraction against {}</h2>\n", html_escape(axis));
+  detail::scatter_chart(out, chart);
+}
+
+void status_line(fmt::memory_buffer& out, const ResultsTable& table) {
+  std::map<std::string, std::size_t> counts;
+  const std::size_t status = table.column("status");
+  for (const auto& row : table.rows) ++counts[status < row.size() ? row[status] : "?"];
+  std::string text;
+  for (const auto& [name, count] : counts) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", count, name);
+  fmt::format_to(std::back_inserter(out), "<p>{} scenarios: {}.</p>\n", table.rows.size(), html_escape(text));
+}
+
+void rows_table(fmt::memory_buffer& out, const ResultsTable& table) {
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "<h2>All scenarios</h2>\n<div class=\"scroll\"><table><tr>");
+  for (const auto& c : table.columns) fmt::format_to(o, "<th>{}</th>", html_escape(c));
+  fmt::format_to(o, "</tr>\n");
+  for (const auto& row : table.rows) {
+    fmt::format_to(o, "<tr>");
+    for (const auto& cell : row) fmt::format_to(o, "<td>{}</td>", html_escape(cell));
+    fmt::format_to(o, "</tr>\n");
+  }
+  fmt::format_to(o, "</table></div>\n");
+}
+
+} // namespace
+
+std::vector<std::string> axis_columns(const ResultsTable& table) {
+  const std::size_t status = table.column("status");
+  if (table.columns.empty() || status == table.columns.size()) return {};
+  return {table.columns.begin() + 1, table.columns.begin() + static_cast<long>(status)};
+}
+
+void write_study_html(std::ostream& out, const ResultsTable& table, const StudyHtmlOptions& options) {
+  View view{table, {}};
+  const std::size_t status = table.column("status");
+  for (const auto& row : table.rows)
+    if (status < row.size() && row[status] == "ok") view.ok.push_back(&row);
+  std::vector<std::string> axes = axis_columns(table);
+  if (const auto it = std::find(axes.begin(), axes.end(), options.x_axis); it != axes.end())
+    std::rotate(axes.begin(), it, it + 1);
+  const std::string title = options.title.empty() ? "twocs study" : options.title;
+  fmt::memory_buffer page;
+  auto o = std::back_inserter(page);
+  fmt::format_to(
+      o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n{}</head><body>\n",
+      html_escape(title), style);
+  fmt::format_to(o, "<h1>{}</h1>\n", html_escape(title));
+  status_line(page, table);
+  breakdown_chart(page, view);
+  for (const std::string& axis : axes) fraction_chart(page, view, axis);
+  hidden_chart(page, view);
+  mfu_chart(page, view);
+  rows_table(page, table);
+  fmt::format_to(o, "</body></html>\n");
+  out.write(page.data(), static_cast<std::streamsize>(page.size()));
+}
+
+} // namespace twocs::report

@@ -1,0 +1,57 @@
+#include "child_process.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <stdexcept>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace twocs::sweep::detail {
+namespace {
+
+/// In the child, between fork and exec: only async-signal-safe calls.
+[[noreturn]] void become_child(char* const* argv, const char* stderr_path, pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL); // a sweep killed with -9 takes its scenarios with it
+  if (getppid() != parent) _exit(127);
+  const int err = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (err < 0 || null < 0) _exit(126);
+  dup2(null, STDIN_FILENO);
+  dup2(null, STDOUT_FILENO);
+  dup2(err, STDERR_FILENO);
+  execv(argv[0], argv);
+  static const char message[] = "twocs sweep: cannot start the scenario's process\n";
+  (void)!write(STDERR_FILENO, message, sizeof message - 1);
+  _exit(127);
+}
+
+} // namespace
+
+pid_t spawn(const std::vector<std::string>& argv, const std::filesystem::path& stderr_file) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const std::string err_path = stderr_file.string();
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) become_child(args.data(), err_path.c_str(), parent);
+  return pid;
+}
+
+Reaped reap_any() {
+  int status = 0;
+  const pid_t pid = waitpid(-1, &status, WNOHANG);
+  if (pid <= 0) return {};
+  Reaped r{pid, {}};
+  if (WIFEXITED(status)) r.exit.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.exit.signal = WTERMSIG(status);
+  return r;
+}
+
+void kill_child(pid_t pid) { ::kill(pid, SIGKILL); }
+
+} // namespace twocs::sweep::detail

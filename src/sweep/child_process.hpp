@@ -1,0 +1,27 @@
+// Private: one scenario's child process (fork + exec of the twocs program), its stdout
+// discarded and its stderr kept in a file, killed with the sweep if the sweep dies.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include <twocs/sweep/status.hpp>
+
+namespace twocs::sweep::detail {
+
+/// Starts `argv[0]` with `argv`; returns its pid. Throws std::runtime_error when fork fails.
+[[nodiscard]] pid_t spawn(const std::vector<std::string>& argv, const std::filesystem::path& stderr_file);
+
+/// A finished child, if any (non-blocking): its pid (0: none finished) and how it ended.
+struct Reaped {
+  pid_t pid = 0;
+  ChildExit exit;
+};
+[[nodiscard]] Reaped reap_any();
+
+/// SIGKILL to `pid`.
+void kill_child(pid_t pid);
+
+} // namespace twocs::sweep::detail

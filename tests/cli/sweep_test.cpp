@@ -1,0 +1,56 @@
+// `twocs sweep` and `twocs report` from the command line: a bad study is exit 2 naming the
+// study file's line and column; the report page of a results CSV has its charts.
+#include <doctest/doctest.h>
+
+#include "cli/cli_capture.hpp"
+
+using namespace twocs::test;
+
+TEST_CASE("sweep: a misspelt axis key exits 2 at the study's line and column, with a suggestion") {
+  const TempDir dir("sweep-bad-study");
+  const std::string study =
+      dir.write("s.yaml", "study: bad\nbase:\n  platform: " + source_file("platforms/dgx-a100-80gb.yaml") +
+                              "\naxes:\n  - {key: cluster.network.bandwith, values: [25GB/s]}\n");
+  const auto r = run_command_line({"sweep", study, "--output", dir.file("out.csv")});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "s.yaml:5:11: error:"));
+  CHECK(contains(r.err, "did you mean 'bandwidth'?"));
+  CHECK(!std::filesystem::exists(dir.file("out.csv")));
+}
+
+TEST_CASE("sweep: an empty value list exits 2") {
+  const TempDir dir("sweep-empty");
+  const std::string study = dir.write("s.yaml", "axes:\n  - {key: model.layers, values: []}\n");
+  const auto r = run_command_line({"sweep", study});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "s.yaml:2:33: error:"));
+}
+
+TEST_CASE("report: a results CSV becomes one self-contained page with non-empty charts") {
+  const TempDir dir("study-report");
+  const std::string csv = dir.write(
+      "r.csv", "scenario,model.hidden,status,reason,iteration_time_s,breakdown_s.compute,breakdown_s.exposed_comm,"
+               "breakdown_s.overlapped_comm,breakdown_s.idle,exposed_comm_by_kind_s.tensor,"
+               "exposed_comm_by_kind_s.pipeline,exposed_comm_by_kind_s.data,comm_busy_s,comm_fraction,"
+               "exposed_comm_fraction,mfu\n"
+               "0,1024,ok,,1.0,0.6,0.3,0.2,0.1,0.2,0.05,0.05,0.5,0.45,0.3,0.4\n"
+               "1,2048,ok,,2.0,1.5,0.3,0.4,0.2,0.1,0.1,0.1,0.7,0.31,0.15,0.5\n"
+               "2,4096,oom,\"error: does not fit, 90 GB\",,,,,,,,,,,,\n");
+  const auto r = run_command_line({"report", csv, "-o", dir.file("r.html")});
+  REQUIRE(r.code == 0);
+  const std::string html = read_text(dir.file("r.html"));
+  CHECK(contains(html, "3 scenarios: 2 ok, 1 oom."));
+  CHECK(contains(html, "Communication fraction against model.hidden"));
+  CHECK(contains(html, "<rect"));
+  CHECK(contains(html, "<circle"));
+  CHECK(!contains(html, "src=\"http")); // nothing fetched when viewing
+  CHECK(!contains(html, "<script src"));
+}
+
+TEST_CASE("report: a CSV that is not a sweep's exits 2") {
+  const TempDir dir("study-report-bad");
+  const std::string csv = dir.write("x.csv", "a,b\n1,2\n");
+  const auto r = run_command_line({"report", csv, "-o", dir.file("x.html")});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "not a twocs sweep results CSV"));
+}

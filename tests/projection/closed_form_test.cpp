@@ -1,0 +1,97 @@
+// `twocs analyze`'s closed forms against values computed here by hand, and against the
+// simulator on a case with no contention and no overlap, where the two must agree.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <twocs/analysis/summarize.hpp>
+#include <twocs/config/scenario_loader.hpp>
+#include <twocs/cost/make_cost_model.hpp>
+#include <twocs/engine/simulate.hpp>
+#include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/platform/topology.hpp>
+#include <twocs/projection/closed_form.hpp>
+
+using namespace twocs;
+using model::CommGroup;
+
+namespace {
+
+config::Scenario scenario(const std::vector<std::string>& overrides) {
+  return config::load_scenario(config::embedded_default_workload(), config::embedded_default_platform(), overrides);
+}
+
+projection::Projection project(const config::Scenario& s) {
+  const auto cost = cost::make_cost_model(s.cluster.device);
+  return projection::project(s.workload.model, s.workload.plan, s.cluster, *cost);
+}
+
+std::size_t at(CommGroup g) { return static_cast<std::size_t>(g); }
+
+} // namespace
+
+TEST_CASE("ring times: all-reduce, all-gather and send/recv over a link") {
+  const hardware::LinkSpec link{units::ByteRate(100e9), units::Seconds(1e-6), 0.5}; // 50 GB/s sustained
+  const units::Bytes S(1e9);
+  // 2 (n-1)/n S/B + 2 (n-1) L = 2 * 3/4 * 1e9 / 50e9 + 6e-6
+  CHECK(projection::ring_time(model::Collective::all_reduce, S, 4, link).value() == doctest::Approx(0.03 + 6e-6));
+  CHECK(projection::ring_time(model::Collective::all_gather, S, 4, link).value() == doctest::Approx(0.015 + 3e-6));
+  CHECK(projection::ring_time(model::Collective::send_recv, S, 2, link).value() == doctest::Approx(0.02 + 1e-6));
+  CHECK(projection::ring_time(model::Collective::all_reduce, S, 1, link).value() == 0);
+}
+
+TEST_CASE("groups inside a node use the node interconnect, larger ones the NIC") {
+  const auto s = scenario({"training.parallelism.tensor=4", "training.parallelism.data=4", "cluster.nodes=2"});
+  const auto& p = s.workload.plan.parallelism;
+  CHECK(projection::group_link(CommGroup::tensor, p, s.cluster).bandwidth == s.cluster.node.interconnect.bandwidth);
+  CHECK(projection::group_link(CommGroup::data, p, s.cluster).bandwidth == s.cluster.network.link.bandwidth);
+}
+
+TEST_CASE("per-layer FLOPs and bytes match the Megatron-LM formulas") {
+  // GPT-3 13B class: h 5120, s 2048, b 2 (the embedded default), t 8.
+  const auto s = scenario({"training.parallelism.data=1", "training.global_batch=4"});
+  const auto p = project(s);
+  const double b = 2, sq = 2048, h = 5120, t = 8;
+  // Forward GEMMs 24 b s h^2 + 4 b s^2 h, backward twice that (Narayanan et al. SC'21, eq. 2).
+  const double gemm = 3 * (24 * b * sq * h * h + 4 * b * sq * sq * h) / t;
+  CHECK(p.layer.flops.value() == doctest::Approx(gemm).epsilon(0.02)); // elementwise ops add a little
+  // Two all-reduces forward and two backward of b s h bf16 values (Shoeybi et al. 2019, Fig. 4).
+  CHECK(p.layer.comm_bytes[at(CommGroup::tensor)].value() == doctest::Approx(4 * b * sq * h * 2));
+  CHECK(p.layer.comm_bytes[at(CommGroup::data)].value() == 0);
+  CHECK(p.micro_batches == 2);
+  CHECK(p.layers_per_device == 40);
+}
+
+TEST_CASE("data- and pipeline-parallel bytes per iteration") {
+  const auto s = scenario({"training.parallelism.tensor=2", "training.parallelism.pipeline=2",
+                           "training.parallelism.data=4", "training.global_batch=16"});
+  const auto p = project(s);
+  const double b = 2, sq = 2048, h = 5120, m = 16 / (4 * 2);
+  // Activations forward and gradients backward, once per micro-batch, b s h bf16 values.
+  CHECK(p.iteration.comm_bytes[at(CommGroup::pipeline)].value() == doctest::Approx(2 * m * b * sq * h * 2));
+  // 20 layers of 12 h^2 / t weights (plus biases and norms) in bf16, and the embedding slice.
+  const double layer_params = 12 * h * h / 2 + 13 * h / 2;
+  CHECK(p.iteration.comm_bytes[at(CommGroup::data)].value() ==
+        doctest::Approx(2 * (20 * layer_params + 51200.0 / 2 * h)).epsilon(0.02));
+}
+
+TEST_CASE("analyze agrees with the simulator within 1% when nothing overlaps or contends") {
+  // Tensor parallelism only, inside one node; backward all-reduces blocking (no async overlap).
+  for (int t : {2, 8}) {
+    CAPTURE(t);
+    const auto s = scenario({fmt::format("training.parallelism.tensor={}", t), "training.parallelism.data=1",
+                             "model.heads=40", "model.layers=4", "training.global_batch=4",
+                             "training.overlap.tp_async_backward=false", "cluster.nodes=1"});
+    const auto& m = s.workload.model;
+    const auto& plan = s.workload.plan;
+    const auto cost = cost::make_cost_model(s.cluster.device);
+    const auto graph = lowering::lower_iteration(m, plan, *cost);
+    const auto timeline = engine::simulate(graph, platform::build_topology(s.cluster, plan.world_size()));
+    const auto summary = analysis::summarize(graph, timeline, m, plan, s.cluster);
+    const auto p = projection::project(m, plan, s.cluster, *cost);
+    CHECK(p.time_no_overlap.value() == doctest::Approx(summary.iteration_time.value()).epsilon(0.01));
+    CHECK(p.iteration.compute.value() == doctest::Approx(summary.breakdown.compute.value()).epsilon(0.01));
+    CHECK(p.iteration.comm_time[at(CommGroup::tensor)].value() ==
+          doctest::Approx(summary.comm_busy_by_group[at(CommGroup::tensor)].value()).epsilon(0.01));
+  }
+}
