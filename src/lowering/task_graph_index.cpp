@@ -5,6 +5,12 @@
 #include <twocs/lowering/task_graph.hpp>
 
 #include <cassert>
+#include <iterator>
+#include <utility>
+#include <vector>
+
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <boost/graph/topological_sort.hpp>
 
 namespace twocs::lowering {
 namespace {
@@ -61,21 +67,22 @@ void TaskGraph::compact() {
 }
 
 bool TaskGraph::is_acyclic() const {
-  // Kahn's algorithm: the graph is acyclic when repeatedly removing tasks without
-  // predecessors removes them all.
-  std::vector<std::uint32_t> waiting(size());
-  std::vector<TaskId> ready;
+  // Boost.Graph's topological sort over a compressed-sparse-row copy of the dependencies: it
+  // throws not_a_dag on the first back edge (Boost Graph Library, topological_sort).
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  edges.reserve(dependency_count());
   for (TaskId id = 0; id < size(); ++id)
-    if ((waiting[id] = static_cast<std::uint32_t>(predecessor_count(id))) == 0) ready.push_back(id);
-  std::size_t removed = 0;
-  while (!ready.empty()) {
-    const TaskId id = ready.back();
-    ready.pop_back();
-    ++removed;
-    for (TaskId next : successors(id))
-      if (--waiting[next] == 0) ready.push_back(next);
+    for (TaskId next : successors(id)) edges.emplace_back(id, next);
+  const boost::compressed_sparse_row_graph<boost::directedS> csr(boost::edges_are_unsorted_multi_pass, edges.begin(),
+                                                                 edges.end(), size());
+  std::vector<std::size_t> order;
+  order.reserve(size());
+  try {
+    boost::topological_sort(csr, std::back_inserter(order));
+  } catch (const boost::not_a_dag&) {
+    return false;
   }
-  return removed == size();
+  return true;
 }
 
 std::size_t TaskGraph::heap_bytes() const {
