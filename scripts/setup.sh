@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages twocs needs (only those missing) and builds it in build/.
-# Usage: scripts/setup.sh [extra cmake arguments]
+# Usage: scripts/setup.sh [extra cmake arguments]; TWOCS_TEST_TOOLS=1 adds what the tests need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config libsimgrid-dev libboost-graph-dev libyaml-cpp-dev libspdlog-dev
           libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev python3)
+# The test suite also opens study reports in a real browser (scripts/check-report-browser.sh).
+if [ "${TWOCS_TEST_TOOLS:-0}" = 1 ]; then packages+=(chromium); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
