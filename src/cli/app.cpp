@@ -43,7 +43,14 @@ void add_run_command(CLI::App& app, RunOptions& o) {
   run->add_flag("--verbose,-v", o.verbose, "Log each phase in detail")->excludes(quiet);
   run->add_flag("--ignore-memory", o.ignore_memory, "Simulate even when the plan does not fit in device memory");
   run->add_option("--max-tasks", o.max_tasks, "Refuse plans that lower to more tasks than this (default 20000000)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return text.find_first_not_of("0123456789") == std::string::npos &&
+                           text.find_first_not_of('0') != std::string::npos
+                       ? std::string()
+                       : "expected a whole number of at least 1, got '" + text + "'";
+          },
+          "COUNT"));
   const std::map<std::string, FoldMode> fold_modes{
       {"auto", FoldMode::automatic}, {"on", FoldMode::on}, {"off", FoldMode::off}};
   run->add_option("--fold", o.fold,
@@ -67,8 +74,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e, out, err);
-    return code == 0 ? ExitCode::success : ExitCode::bad_input;
+    if (e.get_exit_code() == 0) return app.exit(e, out, err) == 0 ? ExitCode::success : ExitCode::bad_input;
+    // One error line like every other input error, then the fix (docs/errors.md).
+    err << "twocs: error: " << e.what() << "\n  fix: the commands are run, calibrate and show; see 'twocs "
+        << (argc > 1 && argv[1][0] != '-' ? std::string(argv[1]) + " " : std::string()) << "--help'\n";
+    return ExitCode::bad_input;
   }
   const auto log = make_logger(err, options);
   try {

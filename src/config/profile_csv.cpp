@@ -135,6 +135,11 @@ hardware::KernelMeasurement read_row(const std::vector<Field>& row,
   }
   if (!(m.time.value() > 0))
     fail(file, line, time.column, "measured_time must be positive", "write the measured time, e.g. 1.234ms");
+  // A kernel launch takes microseconds and no single kernel an hour: outside 1 ns .. 1 h the
+  // unit is wrong, and a denormal or huge time would break the fit.
+  if (m.time.value() < 1e-9 || m.time.value() > 3600.0)
+    fail(file, line, time.column, fmt::format("measured_time '{}' is outside 1ns to 1h", time.text),
+         "check the unit: write e.g. 1.234ms or 56.7us");
   return m;
 }
 

@@ -1,8 +1,8 @@
 #include <twocs/fileio/output_file.hpp>
 
 #include <atomic>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <iterator>

@@ -27,24 +27,33 @@ struct Outputs {
 
 /// Scenario A: tensor and data parallelism on one node.
 std::vector<std::string> scenario_a() {
-  return {"--set", "model.layers=2",          "--set", "model.hidden=1024",
-          "--set", "model.heads=16",          "--set", "model.seq_len=1024",
-          "--set", "training.global_batch=4", "--set", "training.micro_batch=1",
-          "--set", "training.parallelism.tensor=2", "--set", "training.parallelism.data=2"};
+  return {"--set", "model.layers=2",
+          "--set", "model.hidden=1024",
+          "--set", "model.heads=16",
+          "--set", "model.seq_len=1024",
+          "--set", "training.global_batch=4",
+          "--set", "training.micro_batch=1",
+          "--set", "training.parallelism.tensor=2",
+          "--set", "training.parallelism.data=2"};
 }
 
 /// Scenario B: a different model, a pipeline across two nodes, a slower network.
 std::vector<std::string> scenario_b() {
-  return {"--set", "model.layers=4",          "--set", "model.hidden=768",
-          "--set", "model.heads=12",          "--set", "model.seq_len=512",
-          "--set", "training.global_batch=8", "--set", "training.micro_batch=2",
-          "--set", "training.parallelism.tensor=4", "--set", "training.parallelism.pipeline=2",
-          "--set", "training.parallelism.data=2", "--set", "cluster.network.bandwidth=50GB/s"};
+  return {"--set", "model.layers=4",
+          "--set", "model.hidden=768",
+          "--set", "model.heads=12",
+          "--set", "model.seq_len=512",
+          "--set", "training.global_batch=8",
+          "--set", "training.micro_batch=2",
+          "--set", "training.parallelism.tensor=4",
+          "--set", "training.parallelism.pipeline=2",
+          "--set", "training.parallelism.data=2",
+          "--set", "cluster.network.bandwidth=50GB/s"};
 }
 
 std::vector<std::string> output_flags(const TempDir& dir, const std::string& tag) {
-  return {"--json", dir.file(tag + ".json"), "--trace", dir.file(tag + ".trace.json"), "--dag",
-          dir.file(tag + ".dag.json")};
+  return {"--json", dir.file(tag + ".json"),    "--trace", dir.file(tag + ".trace.json"),
+          "--dag",  dir.file(tag + ".dag.json")};
 }
 
 Outputs read_outputs(const TempDir& dir, const std::string& tag, std::string table) {
