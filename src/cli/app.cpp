@@ -76,6 +76,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e, out, err) == 0 ? ExitCode::success : ExitCode::bad_input;
     // One error line like every other input error, then the fix (docs/errors.md).
+    const std::string first = argc > 1 ? argv[1] : "";
+    if (!first.empty() && first[0] != '-' && first != "run" && first != "calibrate" && first != "show") {
+      err << "twocs: error: unknown command '" << first << "'\n  fix: the commands are run, calibrate and show; see "
+          << "'twocs --help'\n";
+      return ExitCode::bad_input;
+    }
     err << "twocs: error: " << e.what() << "\n  fix: the commands are run, calibrate and show; see 'twocs "
         << (argc > 1 && argv[1][0] != '-' ? std::string(argv[1]) + " " : std::string()) << "--help'\n";
     return ExitCode::bad_input;

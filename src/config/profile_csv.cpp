@@ -12,6 +12,7 @@
 #include <twocs/units/parse.hpp>
 
 #include "kernel_shape.hpp"
+#include "text_check.hpp"
 #include "yaml_suggest.hpp"
 
 namespace twocs::config {
@@ -146,6 +147,9 @@ hardware::KernelMeasurement read_row(const std::vector<Field>& row,
 } // namespace
 
 std::vector<hardware::KernelMeasurement> parse_profile_csv(const InputText& csv) {
+  if (const auto bad = detail::find_bad_byte(csv.text))
+    fail(csv.name, bad->line, bad->column, detail::describe_bad_byte(*bad),
+         "a profile is UTF-8 text (scripts/profile_operators.py); check that this is the intended file");
   std::vector<hardware::KernelMeasurement> rows;
   std::optional<std::array<std::optional<std::size_t>, column_names.size()>> at;
   std::size_t columns = 0;

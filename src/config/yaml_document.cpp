@@ -1,5 +1,7 @@
 #include "yaml_document.hpp"
 
+#include "text_check.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <optional>
@@ -166,39 +168,6 @@ void check_single_document(const std::string& text, const Converter& converter, 
                            "keep one document per input");
 }
 
-/// Where the first byte that cannot be in a YAML text is, if any: a byte that is not UTF-8, or
-/// a control character other than tab, line feed and carriage return (YAML 1.2, section 5.1,
-/// c-printable). Binary files fail here, before yaml-cpp reads them.
-struct BadByte {
-  std::size_t offset;
-  int line;
-  int column;
-  unsigned char byte;
-};
-
-std::optional<BadByte> find_bad_byte(std::string_view text) {
-  int line = 1;
-  int column = 1;
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t length = 1;
-    if (c == '\n') {
-      ++line;
-      column = 0;
-    } else if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
-      return BadByte{i, line, column, c};
-    } else if (c >= 0x80) { // RFC 3629: lead byte, then 1-3 continuation bytes 10xxxxxx
-      length = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-      if (length == 0 || i + length > text.size()) return BadByte{i, line, column, c};
-      for (std::size_t k = 1; k < length; ++k)
-        if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return BadByte{i, line, column, c};
-    }
-    i += length;
-    ++column;
-  }
-  return std::nullopt;
-}
-
 /// Throws for a text that is too large or not YAML text at all (binary, another encoding).
 void check_text(std::string_view text, const MarkTranslation& marks, const SourceLocation& start) {
   if (text.size() > max_text_bytes)
@@ -211,10 +180,7 @@ void check_text(std::string_view text, const MarkTranslation& marks, const Sourc
       where.column += static_cast<int>(bad->offset);
     else
       where = {marks.source, bad->line, bad->column};
-    throw Converter::located(where,
-                             bad->byte < 0x80
-                                 ? fmt::format("the text contains the control character 0x{:02x}", bad->byte)
-                                 : fmt::format("the text is not UTF-8 (byte 0x{:02x})", bad->byte),
+    throw Converter::located(where, describe_bad_byte(*bad),
                              "YAML files are UTF-8 text; check that this is the intended file, or re-save it as UTF-8");
   }
 }

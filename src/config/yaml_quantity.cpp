@@ -59,8 +59,9 @@ template <class Q> struct Range {
 };
 constexpr Range<units::Bytes> size_range{units::Bytes(1.0), units::Bytes(1152921504606846976.0)}; // 1 B .. 1 EiB
 constexpr Range<units::ByteRate> byte_rate_range{units::ByteRate(1e3), units::ByteRate(1e18)};    // 1 kB/s .. 1 EB/s
-constexpr Range<units::FlopRate> flop_rate_range{units::FlopRate(1e6), units::FlopRate(1e21)}; // 1 MFLOP/s .. 1 ZFLOP/s
-constexpr Range<units::Seconds> duration_range{units::Seconds(0.0), units::Seconds(3600.0)};   // 0 .. 1 hour
+constexpr Range<units::FlopRate> flop_rate_range{units::FlopRate(1e6),
+                                                 units::FlopRate(1e20)};                     // 1 MFLOP/s .. 100 EFLOP/s
+constexpr Range<units::Seconds> duration_range{units::Seconds(0.0), units::Seconds(3600.0)}; // 0 .. 1 hour
 
 template <class Q> Q require_in(const Field& f, Q value, const Range<Q>& range, std::string_view example) {
   if (value.value() < range.low.value() || value.value() > range.high.value())
