@@ -36,5 +36,5 @@ dict=tests/fuzz/yaml.dict
 
 # detect_leaks: a leak is a finding too; -rss_limit_mb bounds one input's memory.
 ASAN_OPTIONS=detect_leaks=1 nice -n 19 "$build/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
-  -timeout=10 -max_len=65536 -dict="$dict" -print_final_stats=1 \
+  -timeout=30 -max_len=65536 -dict="$dict" -print_final_stats=1 \
   -artifact_prefix="$build/findings/$1/" "$build/corpus/$1" "$seeds"

@@ -86,7 +86,7 @@ TEST_CASE("a run killed while writing its trace leaves the old file, and the nex
   const std::string complete = read_text(reference);
   REQUIRE(complete.size() > 1000000); // large enough that writing it takes a while
 
-  dir.write("timeline.json", old_content);
+  (void)dir.write("timeline.json", old_content);
   int interrupted = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
     const pid_t pid = spawn(trace_run(trace));
@@ -98,7 +98,7 @@ TEST_CASE("a run killed while writing its trace leaves the old file, and the nex
       CHECK(now == old_content); // never a partial trace
     } else {
       CHECK(now == complete); // it finished before the kill: the whole new trace
-      dir.write("timeline.json", old_content);
+      (void)dir.write("timeline.json", old_content);
     }
   }
   CHECK(interrupted > 0);
