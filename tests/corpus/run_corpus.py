@@ -10,7 +10,7 @@ address-space limit, and must
   - never print an internal error, a sanitizer report or an uncaught exception,
   - leave its scratch directory ({tmp}) as it found it: no partial or temporary output.
 
-usage: run_corpus.py --program build/twocs [--case NAME] [--timeout S] [--max-rss-mb M] [--no-rlimit]
+usage: run_corpus.py --list | --program build/twocs [--case NAME] [--timeout S] [--max-rss-mb M] [--no-rlimit]
 """
 import argparse
 import os
@@ -166,7 +166,8 @@ def check(case, program, options):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--program", required=True)
+    parser.add_argument("--program")
+    parser.add_argument("--list", action="store_true", help="print the case names, one a line")
     parser.add_argument("--manifest", default=os.path.join(HERE, "manifest.txt"))
     parser.add_argument("--case", help="run only this case")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case")
@@ -179,6 +180,11 @@ def main():
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
         sys.exit(f"duplicate case names in the manifest: {sorted(duplicates)}")
+    if options.list:
+        print("\n".join(names), end="")
+        return 0
+    if not options.program:
+        parser.error("--program is required")
     if options.case:
         cases = [c for c in cases if c[0] == options.case]
         if not cases:
