@@ -51,6 +51,9 @@ void add_run_command(CLI::App& app, RunOptions& o) {
                        : "expected a whole number of at least 1, got '" + text + "'";
           },
           "COUNT"));
+  run->add_option("--memory-budget", o.memory_budget,
+                  "Refuse plans whose simulation would need more host memory than this, e.g. 8GiB (default: the "
+                  "machine's physical memory)");
   const std::map<std::string, FoldMode> fold_modes{
       {"auto", FoldMode::automatic}, {"on", FoldMode::on}, {"off", FoldMode::off}};
   run->add_option("--fold", o.fold,

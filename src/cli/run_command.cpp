@@ -1,5 +1,7 @@
 #include "run_command.hpp"
 
+#include "memory_budget.hpp"
+
 #include <chrono>
 
 #include <fmt/format.h>
@@ -87,6 +89,8 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
     too_large.set_location({options.workload ? options.workload->string() : config::embedded_default_workload().name});
     throw too_large;
   }
+  require_memory_budget(expected_tasks, options.memory_budget,
+                        options.workload ? options.workload->string() : config::embedded_default_workload().name);
   const auto cost_model = cost::make_cost_model(cluster.device); // the platform's operator model
   const lowering::TaskGraph graph = lowering::lower_iteration(model, plan, *cost_model, lowering_options);
   log.info("lowered to {} tasks and {} dependencies in {}", graph.size(), graph.dependency_count(),
