@@ -61,9 +61,22 @@ void add_run_command(CLI::App& app, RunOptions& o, CheckedRunFlags& checked) {
   run->add_flag("--ignore-memory", o.ignore_memory, "Simulate even when the plan does not fit in device memory");
   run->add_option("--max-tasks", checked.max_tasks,
                   "Refuse plans that lower to more tasks than this (default 20000000)");
+  run->add_option("--memory-budget", o.memory_budget,
+                  "Refuse plans whose simulation would need more host memory than this, e.g. 8GiB (default: the "
+                  "machine's physical memory)");
   run->add_option("--fold", checked.fold,
                   "Simulate one device per pipeline stage, mirroring identical tensor and data-parallel peers: "
                   "auto (when the full run exceeds 2M tasks), on, off");
+}
+
+/// "run, validate, ..." in the order the commands were added.
+std::string command_list(CLI::App& app) {
+  std::string names;
+  for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (!names.empty()) names += ", ";
+    names += command->get_name();
+  }
+  return names;
 }
 
 } // namespace
@@ -92,8 +105,18 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e, out, err);
-    return code == 0 ? ExitCode::success : ExitCode::bad_input;
+    if (e.get_exit_code() == 0) return app.exit(e, out, err) == 0 ? ExitCode::success : ExitCode::bad_input;
+    // One error line like every other input error, then the fix (docs/errors.md).
+    const std::string first = argc > 1 ? argv[1] : "";
+    const std::string commands = command_list(app);
+    if (!first.empty() && first[0] != '-' && commands.find(first) == std::string::npos) {
+      err << "twocs: error: unknown command '" << first << "'\n  fix: the commands are " << commands
+          << "; see 'twocs --help'\n";
+      return ExitCode::bad_input;
+    }
+    err << "twocs: error: " << e.what() << "\n  fix: see 'twocs "
+        << (argc > 1 && argv[1][0] != '-' ? std::string(argv[1]) + " " : std::string()) << "--help'\n";
+    return ExitCode::bad_input;
   }
   if (validate->parsed()) options.quiet = validate_options.quiet;
   const auto log = make_logger(err, options);

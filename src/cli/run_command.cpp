@@ -1,5 +1,7 @@
 #include "run_command.hpp"
 
+#include "memory_budget.hpp"
+
 #include <cctype>
 #include <charconv>
 #include <chrono>
@@ -57,17 +59,13 @@ lowering::LoweringOptions choose_lowering(const RunOptions& options, const model
   return lowering;
 }
 
-/// Heap a simulated task needs, lowering and engine together: `twocs run` on GPT-3 175B folded
-/// (1.65 M tasks) peaks at 216 MB resident (measured with /usr/bin/time -v), about 130 B a task.
-constexpr double bytes_per_task = 150.0;
-
 void require_tractable(const RunOptions& options, std::uint64_t tasks) {
   if (tasks <= options.max_tasks) return;
   const bool by_default = options.max_tasks == RunOptions{}.max_tasks;
   InputError too_large(fmt::format("this plan lowers to {} tasks, more than the {} twocs simulates {} "
                                    "(about {} of memory)",
                                    tasks, options.max_tasks, by_default ? "by default" : "under --max-tasks",
-                                   units::to_string(units::Bytes(bytes_per_task * static_cast<double>(tasks)))),
+                                   units::to_string(estimated_host_memory(tasks))),
                        "training",
                        "simulate fewer micro-batches (training.global_batch), fold replicas (--fold on), or raise "
                        "the limit with --max-tasks if the machine has the memory");
@@ -123,6 +121,8 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
   const lowering::TaskCount tasks = lowering::count_tasks(model, plan, *cost_model);
   const lowering::LoweringOptions lowering_options = choose_lowering(options, plan, tasks, log);
   require_tractable(options, tasks.under(lowering_options));
+  require_memory_budget(tasks.under(lowering_options), options.memory_budget,
+                        options.workload ? options.workload->string() : config::embedded_default_workload().name);
   const lowering::TaskGraph graph = lowering::lower_iteration(model, plan, *cost_model, lowering_options);
   log.info("lowered to {} tasks and {} dependencies in {}", graph.size(), graph.dependency_count(),
            units::to_string(since(start)));

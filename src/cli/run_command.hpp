@@ -34,6 +34,9 @@ struct RunOptions {
   /// Plans that lower to more tasks are refused before lowering (about 150 bytes of memory
   /// and 3 us of simulation each).
   std::uint64_t max_tasks = 20'000'000;
+  /// Host memory the simulation may take, e.g. "8GiB" (memory_budget.hpp); default: the
+  /// machine's physical memory.
+  std::optional<std::string> memory_budget;
   FoldMode fold = FoldMode::automatic;
   /// With FoldMode::automatic, plans whose full DAG has more tasks than this are folded (a few
   /// seconds of simulation on one core at about 0.3 M tasks per second).

@@ -76,6 +76,12 @@ void parse_kernel_shape(std::string_view text, hardware::KernelMeasurement& m) {
     require_keys(pairs, required, allowed,
                  m.kind == model::OpKind::batched_gemm ? "m=2048,n=2048,k=128,batch=32" : "m=4096,n=4096,k=4096");
     const auto batch = pairs.find("batch");
+    // 2 x m x n x k x batch FLOPs must stay inside 64-bit integers (the cost model multiplies them).
+    std::int64_t product = 2;
+    for (const auto& [key, value] : pairs)
+      if (__builtin_mul_overflow(product, value.first, &product))
+        throw ShapeError(fmt::format("the shape's m x n x k x batch is too large (at {})", key), value.second,
+                         "check the dimensions: each is a count of rows or columns, e.g. m=4096");
     m.gemm = model::GemmShape{pairs.find("m")->second.first, pairs.find("n")->second.first,
                               pairs.find("k")->second.first, batch == pairs.end() ? 1 : batch->second.first};
     return;

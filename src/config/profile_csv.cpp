@@ -12,6 +12,7 @@
 #include <twocs/units/parse.hpp>
 
 #include "kernel_shape.hpp"
+#include "text_check.hpp"
 #include "yaml_suggest.hpp"
 
 namespace twocs::config {
@@ -135,12 +136,20 @@ hardware::KernelMeasurement read_row(const std::vector<Field>& row,
   }
   if (!(m.time.value() > 0))
     fail(file, line, time.column, "measured_time must be positive", "write the measured time, e.g. 1.234ms");
+  // A kernel launch takes microseconds and no single kernel an hour: outside 1 ns .. 1 h the
+  // unit is wrong, and a denormal or huge time would break the fit.
+  if (m.time.value() < 1e-9 || m.time.value() > 3600.0)
+    fail(file, line, time.column, fmt::format("measured_time '{}' is outside 1ns to 1h", time.text),
+         "check the unit: write e.g. 1.234ms or 56.7us");
   return m;
 }
 
 } // namespace
 
 std::vector<hardware::KernelMeasurement> parse_profile_csv(const InputText& csv) {
+  if (const auto bad = detail::find_bad_byte(csv.text))
+    fail(csv.name, bad->line, bad->column, detail::describe_bad_byte(*bad),
+         "a profile is UTF-8 text (scripts/profile_operators.py); check that this is the intended file");
   std::vector<hardware::KernelMeasurement> rows;
   std::optional<std::array<std::optional<std::size_t>, column_names.size()>> at;
   std::size_t columns = 0;

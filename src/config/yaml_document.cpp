@@ -1,7 +1,10 @@
 #include "yaml_document.hpp"
 
+#include "text_check.hpp"
+
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -16,8 +19,20 @@ namespace {
 /// Scenario files nest four levels deep; anything far deeper is a mistake or a recursive alias
 /// (`a: &x [*x]`), which yaml-cpp turns into a cyclic graph.
 constexpr int max_depth = 64;
-/// Aliases can multiply a small text into a huge tree ("billion laughs"); stop long before memory does.
-constexpr std::size_t max_nodes = 1'000'000;
+/// Scenario files hold hundreds of values (a platform with a measured kernel table a few
+/// thousand). More is a mistake, or aliases multiplying a small text into a huge tree
+/// ("billion laughs"): stop long before time and memory run out (100,000 values take about
+/// 0.1 s and 40 MiB).
+constexpr std::size_t max_nodes = 100'000;
+/// A scenario file is a few kilobytes; yaml-cpp needs seconds for megabytes.
+constexpr std::size_t max_text_bytes = 1u << 20;
+/// Names and values are short; a longer scalar is a pasted file or a missing quote.
+constexpr std::size_t max_scalar_bytes = 64u << 10;
+
+/// Thrown by the pre-pass when the document has more than max_nodes values.
+struct TooManyNodes {
+  YAML::Mark mark;
+};
 
 class Converter {
 public:
@@ -60,6 +75,10 @@ public:
 private:
   void convert_scalar(const YAML::Node& node, YamlNode& out) const {
     out.kind = YamlNode::Kind::scalar;
+    if (node.Scalar().size() > max_scalar_bytes)
+      throw located(out.where,
+                    fmt::format("a value is {} characters long, more than {}", node.Scalar().size(), max_scalar_bytes),
+                    "values are names and numbers; look for a missing closing quote");
     out.scalar = node.Scalar();
     out.is_string = node.Tag() == "!";
     const auto pos = node.Mark().pos;
@@ -116,10 +135,12 @@ public:
 
 private:
   void node(const YAML::Mark& mark) {
+    if (++nodes_ > max_nodes) throw TooManyNodes{mark};
     if (pending_) first_nodes.push_back(mark);
     pending_ = false;
   }
   bool pending_ = false;
+  std::size_t nodes_ = 0;
 };
 
 /// Throws for a text yaml-cpp cannot parse safely: a stuck parser or more than one document.
@@ -128,7 +149,13 @@ void check_single_document(const std::string& text, const Converter& converter, 
   YAML::Parser parser(in);
   DocumentStarts starts;
   int documents = 0;
-  while (documents < 2 && parser.HandleNextDocument(starts)) ++documents;
+  try {
+    while (documents < 2 && parser.HandleNextDocument(starts)) ++documents;
+  } catch (const TooManyNodes& e) {
+    throw Converter::located(converter.locate(e.mark, start),
+                             fmt::format("the YAML text holds more than {} values", max_nodes),
+                             "a scenario file holds a few hundred values; check that this is the intended file");
+  }
   if (documents < 2 || starts.first_nodes.size() < 2) return;
   const YAML::Mark& second = starts.first_nodes[1];
   if (second.pos == starts.first_nodes[0].pos) {
@@ -139,6 +166,23 @@ void check_single_document(const std::string& text, const Converter& converter, 
   }
   throw Converter::located(converter.locate(second, start), "more than one YAML document (a second '---')",
                            "keep one document per input");
+}
+
+/// Throws for a text that is too large or not YAML text at all (binary, another encoding).
+void check_text(std::string_view text, const MarkTranslation& marks, const SourceLocation& start) {
+  if (text.size() > max_text_bytes)
+    throw Converter::located(
+        start, fmt::format("the YAML text is {} bytes, more than {} MiB", text.size(), max_text_bytes >> 20),
+        "a scenario file is a few kilobytes of YAML; check that this is the intended file");
+  if (const auto bad = find_bad_byte(text)) {
+    SourceLocation where = start;
+    if (marks.single_line)
+      where.column += static_cast<int>(bad->offset);
+    else
+      where = {marks.source, bad->line, bad->column};
+    throw Converter::located(where, describe_bad_byte(*bad),
+                             "YAML files are UTF-8 text; check that this is the intended file, or re-save it as UTF-8");
+  }
 }
 
 } // namespace
@@ -173,6 +217,7 @@ YamlNode parse_yaml(std::string_view text, const MarkTranslation& marks) {
   Converter converter(text, marks);
   const SourceLocation start{marks.source, 1, static_cast<int>(marks.column_offset) + 1};
   const std::string owned(text);
+  check_text(text, marks, start);
   YAML::Node document;
   try {
     check_single_document(owned, converter, start);

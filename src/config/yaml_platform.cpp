@@ -1,6 +1,7 @@
 #include "yaml_platform.hpp"
 
 #include <array>
+#include <cstdint>
 #include <map>
 
 #include <fmt/format.h>
@@ -36,6 +37,19 @@ constexpr std::array node_topology_values = {hardware::NodeTopology::switch_, ha
 constexpr std::array<std::string_view, 2> network_topology_names = {"fat-tree", "switch"};
 constexpr std::array network_topology_values = {hardware::NetworkTopology::fat_tree,
                                                 hardware::NetworkTopology::switch_};
+
+/// Counts far beyond any machine (the largest clusters hold ~10^5 devices, a node 4-72), so
+/// that nodes x devices and every product of them stays inside 64-bit integers.
+constexpr std::int64_t max_devices_per_node = 1 << 16;
+constexpr std::int64_t max_nodes = 1 << 24;
+
+std::int64_t read_count_up_to(const Field& f, std::int64_t limit) {
+  const std::int64_t count = read_count(f);
+  if (count > limit)
+    fail_at(f.where(), f.path, fmt::format("{} = {} is beyond what twocs models (at most {})", f.path, count, limit),
+            "check the value: it is larger than any machine built");
+  return count;
+}
 
 std::map<model::Dtype, units::FlopRate> read_peak_flops(const Field& field) {
   std::map<model::Dtype, units::FlopRate> peaks;
@@ -84,7 +98,7 @@ hardware::DeviceSpec read_device(const Field& field) {
 hardware::NodeSpec read_node(const Field& field) {
   const MappingReader n(field, node_keys);
   hardware::NodeSpec node;
-  node.devices = read_count(n.required("devices", "8"));
+  node.devices = read_count_up_to(n.required("devices", "8"), max_devices_per_node);
   const MappingReader link(n.required("interconnect", "{topology: switch, bandwidth: 300GB/s, latency: 2us}"),
                            interconnect_keys);
   if (const auto f = link.optional("topology"))
@@ -124,7 +138,7 @@ hardware::NetworkSpec read_network(const Field& field) {
   network.link.bandwidth = read_byte_rate(n.required("bandwidth", "25GB/s"), "25GB/s");
   network.link.latency = read_duration(n.required("latency", "5us"), "5us");
   if (const auto f = n.optional("oversubscription")) network.oversubscription = read_real(*f);
-  if (const auto f = n.optional("nodes_per_switch")) network.nodes_per_switch = read_count(*f);
+  if (const auto f = n.optional("nodes_per_switch")) network.nodes_per_switch = read_count_up_to(*f, max_nodes);
   if (const auto f = n.optional("efficiency")) network.link.efficiency = read_real(*f);
   if (const auto f = n.optional("switches_per_pod")) network.switches_per_pod = read_count(*f);
   if (const auto f = n.optional("upper_oversubscription")) network.upper_oversubscription = read_real(*f);
@@ -144,7 +158,7 @@ ClusterSpec read_platform(const YamlNode& root, std::string_view default_name) {
   cluster.device = read_device(top.required("device", "{name: A100, peak_flops: {bf16: 312TFLOP/s}, ...}"));
   cluster.node = read_node(top.required("node", "{devices: 8, interconnect: {...}}"));
   const MappingReader c(top.required("cluster", "{nodes: 16, network: {...}}"), cluster_keys);
-  cluster.nodes = read_count(c.required("nodes", "16"));
+  cluster.nodes = read_count_up_to(c.required("nodes", "16"), max_nodes);
   cluster.network = read_network(c.required("network", "{topology: fat-tree, bandwidth: 25GB/s, latency: 5us}"));
   if (const auto f = top.optional("whatif")) apply_whatif(*f, cluster);
   return cluster;

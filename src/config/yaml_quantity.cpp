@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <twocs/units/format.hpp>
 #include <twocs/units/parse.hpp>
 
 namespace twocs::config::detail {
@@ -49,19 +50,45 @@ template <class Q> Q require_positive(const Field& f, Q value, std::string_view 
   return value;
 }
 
+/// The values twocs accepts, far beyond any hardware built or announced on either side. They
+/// keep every simulated duration finite: a rate of 1e-300 B/s or a size of 1e300 B would turn
+/// a transfer into an infinite or denormal time that the simulation cannot schedule.
+template <class Q> struct Range {
+  Q low;
+  Q high;
+};
+constexpr Range<units::Bytes> size_range{units::Bytes(1.0), units::Bytes(1152921504606846976.0)}; // 1 B .. 1 EiB
+constexpr Range<units::ByteRate> byte_rate_range{units::ByteRate(1e3), units::ByteRate(1e18)};    // 1 kB/s .. 1 EB/s
+constexpr Range<units::FlopRate> flop_rate_range{units::FlopRate(1e6),
+                                                 units::FlopRate(1e20)};                     // 1 MFLOP/s .. 100 EFLOP/s
+constexpr Range<units::Seconds> duration_range{units::Seconds(0.0), units::Seconds(3600.0)}; // 0 .. 1 hour
+
+template <class Q> Q require_in(const Field& f, Q value, const Range<Q>& range, std::string_view example) {
+  if (value.value() < range.low.value() || value.value() > range.high.value())
+    fail_at(f.where(), f.path,
+            fmt::format("{} = '{}' is outside what twocs accepts ({} to {})", f.path, f.value->scalar,
+                        units::to_string(range.low), units::to_string(range.high)),
+            fmt::format("check the value and its unit prefix, e.g. '{}'", example));
+  return value;
+}
+
 } // namespace
 
 units::Bytes read_bytes(const Field& f, std::string_view example) {
-  return require_positive(f, read_quantity(f, example, "size", units::parse_bytes), "size", example);
+  const auto value = require_positive(f, read_quantity(f, example, "size", units::parse_bytes), "size", example);
+  return require_in(f, value, size_range, example);
 }
 
 units::ByteRate read_byte_rate(const Field& f, std::string_view example) {
-  return require_positive(f, read_quantity(f, example, "bandwidth", units::parse_byte_rate), "bandwidth", example);
+  const auto value =
+      require_positive(f, read_quantity(f, example, "bandwidth", units::parse_byte_rate), "bandwidth", example);
+  return require_in(f, value, byte_rate_range, example);
 }
 
 units::FlopRate read_flop_rate(const Field& f, std::string_view example) {
-  return require_positive(f, read_quantity(f, example, "compute rate", units::parse_flop_rate), "compute rate",
-                          example);
+  const auto value =
+      require_positive(f, read_quantity(f, example, "compute rate", units::parse_flop_rate), "compute rate", example);
+  return require_in(f, value, flop_rate_range, example);
 }
 
 units::Seconds read_duration(const Field& f, std::string_view example) {
@@ -69,7 +96,7 @@ units::Seconds read_duration(const Field& f, std::string_view example) {
   if (value.value() < 0)
     fail_at(f.where(), f.path, fmt::format("{} must not be negative, got '{}'", f.path, f.value->scalar),
             fmt::format("give a duration of 0 or more, e.g. '{}'", example));
-  return value;
+  return require_in(f, value, duration_range, example);
 }
 
 } // namespace twocs::config::detail

@@ -2,13 +2,16 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <system_error>
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <twocs/error.hpp>
@@ -32,6 +35,31 @@ void remove_quietly(const std::filesystem::path& path) {
   std::filesystem::remove(path, ignored);
 }
 
+/// The writer's process id when `name` is a temporary name of `target`'s ("T.tmp-PID-N").
+std::optional<long> writer_of(const std::string& name, const std::string& target) {
+  const std::string prefix = target + ".tmp-";
+  if (!name.starts_with(prefix)) return std::nullopt;
+  const std::string_view rest = std::string_view(name).substr(prefix.size());
+  long pid = 0;
+  const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
+  if (ec != std::errc() || ptr == rest.data() + rest.size() || *ptr != '-' || pid <= 0) return std::nullopt;
+  return pid;
+}
+
+/// Removes the temporary files of `path` left by writers that were killed before they could
+/// (SIGKILL, a power cut): their process no longer exists. A live writer's file is kept, so
+/// concurrent runs writing the same target never disturb each other.
+void remove_stale_temporaries(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto directory = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::string target = path.filename().string();
+  std::filesystem::directory_iterator it(directory, ec);
+  for (const std::filesystem::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const auto pid = writer_of(it->path().filename().string(), target);
+    if (pid && ::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH) remove_quietly(it->path());
+  }
+}
+
 [[noreturn]] void fail(const std::filesystem::path& path, const std::filesystem::path& temp, std::string_view why) {
   remove_quietly(temp);
   throw InputError(fmt::format("cannot write output file '{}': {}", path.string(), why), {}, std::string(fix_hint));
@@ -44,6 +72,7 @@ std::string describe_errno(int error, std::string_view fallback) {
 } // namespace
 
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
+  remove_stale_temporaries(path);
   const auto temp = temporary_path_for(path);
   errno = 0;
   std::ofstream out(temp, std::ios::binary | std::ios::trunc);

@@ -101,6 +101,14 @@ std::optional<std::pair<double, std::size_t>> read_size_unit(std::string_view un
   return std::nullopt;
 }
 
+/// The number times its unit's factor, refused when the product overflows a double
+/// ("1e308EB"): an infinite size or rate would stall or crash the simulation.
+double scaled(const SplitQuantity& q, double factor, std::string_view text) {
+  const double value = q.number * factor;
+  if (!std::isfinite(value)) throw UnitError(fmt::format("'{}' is too large to represent", text), 0);
+  return value;
+}
+
 constexpr std::string_view size_units = "B, kB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, or bits b, kb, Mb, Gb, Tb";
 
 } // namespace
@@ -109,7 +117,7 @@ Bytes parse_bytes(std::string_view text) {
   const auto q = split(text, example_bytes);
   const auto size = read_size_unit(q.unit);
   if (!size || size->second != q.unit.size()) bad_unit(q.unit, q.unit_offset, "size", size_units, example_bytes);
-  return Bytes(q.number * size->first);
+  return Bytes(scaled(q, size->first, text));
 }
 
 ByteRate parse_byte_rate(std::string_view text) {
@@ -117,7 +125,7 @@ ByteRate parse_byte_rate(std::string_view text) {
   const auto size = read_size_unit(q.unit);
   if (size) {
     const auto rest = q.unit.substr(size->second);
-    if (rest == "/s" || rest == "ps") return ByteRate(q.number * size->first);
+    if (rest == "/s" || rest == "ps") return ByteRate(scaled(q, size->first, text));
   }
   bad_unit(q.unit, q.unit_offset, "bandwidth", "a size unit followed by '/s' or 'ps' (GB/s, GBps, Gb/s, Gbps)",
            example_byte_rate);
@@ -126,7 +134,7 @@ ByteRate parse_byte_rate(std::string_view text) {
 Flops parse_flops(std::string_view text) {
   const auto q = split(text, example_flops);
   const auto prefix = read_prefix(q.unit, false);
-  if (prefix && q.unit.substr(prefix->length) == "FLOP") return Flops(q.number * prefix->factor);
+  if (prefix && q.unit.substr(prefix->length) == "FLOP") return Flops(scaled(q, prefix->factor, text));
   bad_unit(q.unit, q.unit_offset, "compute", "FLOP with a decimal prefix (GFLOP, TFLOP, PFLOP)", example_flops);
 }
 
@@ -135,7 +143,7 @@ FlopRate parse_flop_rate(std::string_view text) {
   const auto prefix = read_prefix(q.unit, false);
   if (prefix) {
     const auto rest = q.unit.substr(prefix->length);
-    if (rest == "FLOP/s" || rest == "FLOPS") return FlopRate(q.number * prefix->factor);
+    if (rest == "FLOP/s" || rest == "FLOPS") return FlopRate(scaled(q, prefix->factor, text));
   }
   bad_unit(q.unit, q.unit_offset, "compute rate", "FLOP/s with a decimal prefix (TFLOP/s, PFLOP/s)", example_flop_rate);
 }

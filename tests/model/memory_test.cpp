@@ -46,7 +46,7 @@ TEST_CASE("each ZeRO stage shards one more kind of state over the data-parallel 
   const double params = static_cast<double>(count_parameters(m, 1).total(2));
   const auto per_param = [&](OptimizerSharding s) {
     plan.optimizer.sharding = s;
-    const auto& b = estimate_memory(m, plan).stages[0].breakdown;
+    const auto b = estimate_memory(m, plan).stages[0].breakdown;
     return (b.weights + b.gradients + b.optimizer_state).value() / params;
   };
   // bf16: 2-byte weights, 4-byte fp32 main gradients, 12 bytes of fp32 optimizer state.
@@ -65,7 +65,7 @@ TEST_CASE("activations per layer follow Korthikanti et al. 2022, Table 2") {
   const auto activations = [&](Recompute r, bool sp) {
     plan.recompute = r;
     plan.parallelism.sequence = sp;
-    const auto& stage = estimate_memory(m, plan).stages[0];
+    const auto stage = estimate_memory(m, plan).stages[0];
     // Remove the output head's fp32 logits and the one-layer recompute buffer: the table is per layer.
     double head = 4 * s * b * 51200 / t;
     double rebuilt =

@@ -87,3 +87,13 @@ TEST_CASE("malformed quantities name the problem and where it is") {
   CHECK_THROWS_AS((void)parse_flops("5TFLOP/s"), UnitError);
   CHECK_THROWS_AS((void)parse_bytes("1..5GB"), UnitError);
 }
+
+TEST_CASE("a value that overflows with its prefix is refused, never infinite") {
+  auto [huge, huge_at] = failure(parse_bytes, "1e308EB");
+  CHECK(huge.find("too large") != std::string::npos);
+  CHECK(huge_at == 0);
+  CHECK_THROWS_AS((void)parse_byte_rate("1e308EB/s"), UnitError);
+  CHECK_THROWS_AS((void)parse_flop_rate("1e300PFLOP/s"), UnitError);
+  CHECK_THROWS_AS((void)parse_flops("1e300PFLOP"), UnitError);
+  CHECK(parse_bytes("1e300B").value() == 1e300); // finite: the config layer bounds it
+}

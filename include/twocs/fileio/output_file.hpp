@@ -11,7 +11,9 @@ namespace twocs::fileio {
 
 /// Calls `write(stream)` on a temporary file and renames it to `path` on success. Throws
 /// InputError (naming the path) when the file cannot be written; removes the temporary file
-/// on any failure, including an exception from `write`.
+/// on any failure, including an exception from `write`. A process killed while writing
+/// (SIGKILL) leaves its temporary file ("PATH.tmp-PID-N") and the old PATH untouched; the
+/// next write of PATH removes such files of processes that no longer exist.
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
