@@ -4,24 +4,14 @@
 
 #include <fmt/format.h>
 
+#include <twocs/fileio/text_escape.hpp>
+
 #include "kernel_shape.hpp"
 
 namespace twocs::config {
 namespace {
 
-/// A YAML double-quoted scalar (YAML 1.2, section 7.3.1: backslash escapes).
-std::string quoted(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
+std::string quoted(std::string_view text) { return fileio::yaml_double_quoted(text); }
 
 std::string number(double v) { return fmt::format("{:.6g}", v); }
 std::string microseconds(units::Seconds t) { return fmt::format("{}us", number(t.value() * 1e6)); }

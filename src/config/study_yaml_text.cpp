@@ -1,20 +1,11 @@
 #include "study_yaml_text.hpp"
 
+#include <twocs/fileio/text_escape.hpp>
+
 namespace twocs::config::detail {
 namespace {
 
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + '"';
-}
+std::string quoted(std::string_view text) { return fileio::yaml_double_quoted(text); }
 
 } // namespace
 

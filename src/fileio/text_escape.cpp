@@ -71,4 +71,17 @@ std::string dot_escape(std::string_view text) {
   return out;
 }
 
+std::string yaml_double_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + '"';
+}
+
 } // namespace twocs::fileio

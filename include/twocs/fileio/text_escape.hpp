@@ -20,6 +20,10 @@ void append_json_number(fmt::memory_buffer& out, double value);
 /// `text` with & < > " ' replaced by character references: safe in HTML text and attributes.
 [[nodiscard]] std::string html_escape(std::string_view text);
 
+/// `text` as a YAML double-quoted scalar, quotes included (YAML 1.2, section 7.3.1: a backslash
+/// before " and \, a line break as \n).
+[[nodiscard]] std::string yaml_double_quoted(std::string_view text);
+
 /// `text` escaped for a double-quoted Graphviz string: \ and " get a backslash, a line break
 /// becomes \n; other control characters become spaces.
 [[nodiscard]] std::string dot_escape(std::string_view text);
