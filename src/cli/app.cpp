@@ -5,6 +5,9 @@
 #include <optional>
 #include <string>
 
+#include <iostream>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -137,6 +140,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       write_study_report(report_options.results, report_options.output, report_options);
     else {
       checked.apply(options);
+      options.progress = &err;
+      options.progress_terminal = &err == &std::cerr && isatty(STDERR_FILENO) == 1;
       run_simulation(options, out, *log);
     }
     return ExitCode::success;

@@ -1,6 +1,8 @@
 #include "run_command.hpp"
 
+#include "fold_policy.hpp"
 #include "memory_budget.hpp"
+#include "progress.hpp"
 
 #include <cctype>
 #include <charconv>
@@ -44,18 +46,19 @@ void write_dag(const std::filesystem::path& path, const lowering::TaskGraph& gra
   });
 }
 
-lowering::LoweringOptions choose_lowering(const RunOptions& options, const model::TrainingPlan& plan,
-                                          const lowering::TaskCount& tasks, spdlog::logger& log) {
+lowering::LoweringOptions choose_lowering(const FoldDecision& decision, const model::TrainingPlan& plan,
+                                          spdlog::logger& log) {
   lowering::LoweringOptions lowering;
-  const bool has_replicas = plan.parallelism.tensor * plan.parallelism.data > 1;
-  switch (options.fold) {
-  case FoldMode::on: lowering.fold_replicas = has_replicas; break;
-  case FoldMode::off: break;
-  case FoldMode::automatic: lowering.fold_replicas = has_replicas && tasks.full > options.fold_above_tasks; break;
-  }
-  if (lowering.fold_replicas)
+  lowering.fold_replicas = decision.fold;
+  if (decision.inexact())
+    log.warn("folding replicas is approximate here: {}; the folded result may be optimistic (--fold off simulates "
+             "every device)",
+             *decision.hazard);
+  if (decision.fold)
     log.info("folding replicas: simulating one device per pipeline stage ({} of {}); --fold off simulates all",
              plan.parallelism.pipeline, plan.world_size());
+  else if (decision.hazard && decision.reason.starts_with("not folded"))
+    log.info("{}; simulating all {} devices", decision.reason, plan.world_size());
   return lowering;
 }
 
@@ -117,9 +120,12 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
              units::to_string(memory.peak), units::to_string(memory.capacity));
   }
 
+  ProgressReporter progress(options.quiet ? nullptr : options.progress, options.progress_terminal);
+  progress.phase("lowering");
   const auto cost_model = cost::make_cost_model(cluster.device); // the platform's operator model
   const lowering::TaskCount tasks = lowering::count_tasks(model, plan, *cost_model);
-  const lowering::LoweringOptions lowering_options = choose_lowering(options, plan, tasks, log);
+  const FoldDecision fold = decide_fold(options.fold, cluster, plan, tasks.full, options.fold_above_tasks);
+  const lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, log);
   require_tractable(options, tasks.under(lowering_options));
   require_memory_budget(tasks.under(lowering_options), options.memory_budget,
                         options.workload ? options.workload->string() : config::embedded_default_workload().name);
@@ -127,14 +133,21 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
   log.info("lowered to {} tasks and {} dependencies in {}", graph.size(), graph.dependency_count(),
            units::to_string(since(start)));
 
+  progress.phase("platform");
   const auto topology = platform::build_topology(cluster, plan.world_size());
+  progress.phase("simulation");
   const auto simulated = Clock::now();
   engine::EngineStats stats;
-  const engine::Timeline timeline = engine::simulate(graph, topology, {options.verbose}, &stats);
+  engine::EngineOptions engine_options;
+  engine_options.log_simgrid = options.verbose;
+  engine_options.on_progress = [&progress](const engine::Progress& p) { progress.update(p.done, p.total); };
+  const engine::Timeline timeline = engine::simulate(graph, topology, engine_options, &stats);
+  progress.finish();
   log.info("simulated {} activities in {}", stats.activities, units::to_string(since(simulated)));
 
   analysis::Summary summary = analysis::summarize(graph, timeline, model, plan, cluster, memory);
   summary.wall_time = since(start);
+  summary.approximations = {fold.fold, fold.reason};
 
   if (options.json) fileio::write_file_atomically(*options.json, report::json_summary(summary));
   if (options.trace)

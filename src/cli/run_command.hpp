@@ -41,6 +41,10 @@ struct RunOptions {
   /// With FoldMode::automatic, plans whose full DAG has more tasks than this are folded (a few
   /// seconds of simulation on one core at about 0.3 M tasks per second).
   std::uint64_t fold_above_tasks = 2'000'000;
+  /// Where phases and the progress bar of a long run go (stderr; nullptr: nowhere), and whether
+  /// it is a terminal (a bar redrawn in place) or not (plain lines). --quiet silences it.
+  std::ostream* progress = nullptr;
+  bool progress_terminal = false;
 };
 
 /// The values of `--fold` and `--max-tasks` as typed on the command line. Throws InputError

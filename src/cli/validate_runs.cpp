@@ -14,6 +14,7 @@
 #include <twocs/platform/topology.hpp>
 #include <twocs/units/format.hpp>
 
+#include "fold_policy.hpp"
 #include "validate_command.hpp"
 
 namespace twocs::cli {
@@ -51,11 +52,11 @@ units::Seconds measured_iteration(const ValidationRun& run, const config::Scenar
 lowering::LoweringOptions lowering_for(const ValidateOptions& options, const config::Scenario& scenario) {
   const auto& plan = scenario.workload.plan;
   lowering::LoweringOptions lowering;
-  const bool has_replicas = plan.parallelism.tensor * plan.parallelism.data > 1;
-  if (options.fold == FoldMode::on) lowering.fold_replicas = has_replicas;
-  if (options.fold == FoldMode::automatic)
-    lowering.fold_replicas =
-        has_replicas && lowering::estimate_task_count(scenario.workload.model, plan) > options.fold_above_tasks;
+  // The same policy as `twocs run`: auto never folds where replicas share links (fold_policy.hpp).
+  lowering.fold_replicas =
+      decide_fold(options.fold, scenario.cluster, plan, lowering::estimate_task_count(scenario.workload.model, plan),
+                  options.fold_above_tasks)
+          .fold;
   return lowering;
 }
 

@@ -37,9 +37,11 @@ bool costs_nothing(const lowering::TaskGraph& graph, TaskId id) {
 class Frontier final : public SimulationListener {
 public:
   Frontier(const lowering::TaskGraph& graph, const std::vector<sg::Host*>& hosts, EngineSession& session,
-           const hardware::CommInterference& interference)
-      : graph_(graph), hosts_(hosts), session_(session), interference_(hosts, interference), waiting_on_(graph.size()),
-        ids_(graph.size()), live_(graph.size()), timings_(graph.size()), done_(graph.size(), false) {
+           const hardware::CommInterference& interference, const EngineOptions& options)
+      : graph_(graph), on_progress_(options.on_progress),
+        progress_every_(std::max<std::uint64_t>(options.progress_every, 1)), hosts_(hosts), session_(session),
+        interference_(hosts, interference), waiting_on_(graph.size()), ids_(graph.size()), live_(graph.size()),
+        timings_(graph.size()), done_(graph.size(), false) {
     for (TaskId id = 0; id < graph.size(); ++id) {
       waiting_on_[id] = static_cast<std::uint32_t>(graph.predecessor_count(id));
       ids_[id] = id;
@@ -68,7 +70,8 @@ public:
     const TaskId id = *slot;
     assert(activity.get_state() == sg::Activity::State::FINISHED && live_[id]);
     finish(id, {session_.since_start(activity.get_start_time()), session_.since_start(activity.get_finish_time())});
-    if (graph_.task(id).is_transfer()) interference_.transfer_finished(graph_.task(id).device, graph_.transfer(id).peer);
+    if (graph_.task(id).is_transfer())
+      interference_.transfer_finished(graph_.task(id).device, graph_.transfer(id).peer);
     // Releasing the last reference inside the activity's own completion callback crashes 3.32:
     // keep it until the clock moves on.
     completed_.push_back(std::move(live_[id]));
@@ -128,7 +131,7 @@ private:
     assert(!done_[id]);
     done_[id] = true;
     timings_[id] = timing;
-    ++finished_;
+    if (++finished_ % progress_every_ == 0 && on_progress_) on_progress_({finished_, graph_.size()});
   }
 
   /// Successors in the order their dependencies were added, for determinism.
@@ -155,6 +158,8 @@ private:
   }
 
   const lowering::TaskGraph& graph_;
+  const ProgressCallback& on_progress_;
+  std::uint64_t progress_every_;
   const std::vector<sg::Host*>& hosts_;
   EngineSession& session_;
   CommInterference interference_;
@@ -174,8 +179,9 @@ private:
 } // namespace
 
 Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<sg::Host*>& hosts, EngineSession& session,
-                      const hardware::CommInterference& interference, EngineStats* stats) {
-  Frontier frontier(graph, hosts, session, interference);
+                      const hardware::CommInterference& interference, EngineStats* stats,
+                      const EngineOptions& options) {
+  Frontier frontier(graph, hosts, session, interference, options);
   return frontier.run(stats);
 }
 

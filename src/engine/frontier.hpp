@@ -18,9 +18,10 @@ namespace twocs::engine::detail {
 /// handing it the whole DAG up front costs quadratic time (design notes). Tasks that cost
 /// nothing (zero duration, payload under one byte) complete at once, without an activity.
 /// Compute kernels slow down while their device has a transfer in flight (`interference`,
-/// comm_interference.hpp). Throws SimulationError when some task never ran.
+/// comm_interference.hpp). Reports progress through options.on_progress. Throws SimulationError when some task never
+/// ran.
 [[nodiscard]] Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<simgrid::s4u::Host*>& hosts,
                                     EngineSession& session, const hardware::CommInterference& interference,
-                                    EngineStats* stats);
+                                    EngineStats* stats, const EngineOptions& options = {});
 
 } // namespace twocs::engine::detail

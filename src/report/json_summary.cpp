@@ -83,6 +83,7 @@ std::string json_summary(const analysis::Summary& summary) {
   out["memory"] = memory(summary.memory);
   out["simulated_tasks"] = summary.simulated_tasks;
   out["wall_time_s"] = number(summary.wall_time.value());
+  out["approximations"] = {{"folded", summary.approximations.folded}, {"reason", summary.approximations.fold_reason}};
   // Names come from user files: replace invalid UTF-8 instead of throwing halfway through a run.
   return out.dump(2, ' ', false, Json::error_handler_t::replace) + '\n';
 }

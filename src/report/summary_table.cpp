@@ -119,6 +119,9 @@ std::string summary_table(const analysis::Summary& s) {
   if (s.simulated_devices > 0 && s.simulated_devices < s.world_size)
     row(out, "folded replicas",
         fmt::format("{} of {} devices simulated (the rest mirror them)", s.simulated_devices, s.world_size));
+  row(out, "approximations",
+      s.approximations.folded ? fmt::format("folded replicas ({})", s.approximations.fold_reason)
+                              : std::string("none (every device simulated)"));
   row(out, "wall time", units::to_string(s.wall_time));
   return fmt::to_string(out);
 }

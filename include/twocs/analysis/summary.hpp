@@ -34,6 +34,13 @@ struct MemorySummary {
   model::MemoryReport report;
 };
 
+/// The approximations a run used, so that a result never changes silently (issue "Performance
+/// and scale"): each is named in the table and the JSON summary.
+struct Approximations {
+  bool folded = false;     // one device per pipeline stage simulated, its replicas mirrored
+  std::string fold_reason; // why it folded or not (the --fold decision)
+};
+
 struct Summary {
   std::string workload_name;
   std::string platform_name;
@@ -53,6 +60,7 @@ struct Summary {
   MemorySummary memory;
   std::uint64_t simulated_tasks = 0;
   units::Seconds wall_time; // host time spent, lowering to analysis
+  Approximations approximations;
 };
 
 } // namespace twocs::analysis

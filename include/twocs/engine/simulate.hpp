@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 
 #include <twocs/engine/timeline.hpp>
@@ -11,8 +12,20 @@
 
 namespace twocs::engine {
 
+/// How far a simulation has got: tasks finished of the graph's total.
+struct Progress {
+  std::uint64_t done = 0;
+  std::uint64_t total = 0;
+};
+
+/// Called by the engine as tasks finish, on the simulating thread; it must not throw. The
+/// engine never prints: the caller renders progress (src/cli/progress.hpp).
+using ProgressCallback = std::function<void(const Progress&)>;
+
 struct EngineOptions {
-  bool log_simgrid = false; // let SimGrid print its own log lines (for debugging)
+  bool log_simgrid = false;                // let SimGrid print its own log lines (for debugging)
+  ProgressCallback on_progress;            // optional: called every `progress_every` finished tasks
+  std::uint64_t progress_every = 1U << 16; // ~0.1-0.6 s of simulation at 0.1-0.6 M tasks/s
 };
 
 struct EngineStats {

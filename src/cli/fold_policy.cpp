@@ -1,0 +1,65 @@
+#include "fold_policy.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace twocs::cli {
+namespace {
+
+std::int64_t nodes_used(const hardware::ClusterSpec& cluster, const model::TrainingPlan& plan) {
+  const std::int64_t per_node = std::max<std::int64_t>(cluster.node.devices, 1);
+  return (plan.world_size() + per_node - 1) / per_node;
+}
+
+std::optional<std::string> network_hazard(const hardware::ClusterSpec& cluster, std::int64_t nodes) {
+  const auto& net = cluster.network;
+  if (net.devices_per_nic > 1)
+    return fmt::format("{} devices share each NIC (cluster.network.devices_per_nic)", net.devices_per_nic);
+  if (net.topology != hardware::NetworkTopology::fat_tree || nodes <= 1) return std::nullopt;
+  // Traffic leaves a leaf switch only when the job spans several (docs/network.md, fat tree).
+  if (net.oversubscription > 1.0 && nodes > net.nodes_per_switch)
+    return fmt::format("the fat tree is {:g}:1 oversubscribed at the leaf switches and the job spans {} of them"
+                       ": replicas share its uplinks",
+                       net.oversubscription, (nodes + net.nodes_per_switch - 1) / net.nodes_per_switch);
+  if (net.upper_oversubscription > 1.0 && net.switches_per_pod > 0 &&
+      nodes > net.nodes_per_switch * net.switches_per_pod)
+    return fmt::format("the fat tree is {:g}:1 oversubscribed at the aggregation switches and the job spans "
+                       "several pods: replicas share its uplinks",
+                       net.upper_oversubscription);
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> fold_hazard(const hardware::ClusterSpec& cluster, const model::TrainingPlan& plan) {
+  // A ring of devices routes non-neighbour transfers through other devices' links.
+  if (cluster.node.topology == hardware::NodeTopology::ring && cluster.node.devices > 2)
+    return std::string("the node interconnect is a ring (transfers cross other devices' links)");
+  // Only the ring is lowered member by member under folding (lowering::CollectiveInstance);
+  // trees, halving-doubling, in-network and direct (all-to-all) schedules are not symmetric.
+  for (const auto& [kind, algorithm] : cluster.network.collectives)
+    if (algorithm != "ring")
+      return fmt::format("the {} collectives use the '{}' algorithm, which folding does not mirror exactly", kind,
+                         algorithm);
+  return network_hazard(cluster, nodes_used(cluster, plan));
+}
+
+FoldDecision decide_fold(FoldMode mode, const hardware::ClusterSpec& cluster, const model::TrainingPlan& plan,
+                         std::uint64_t full_tasks, std::uint64_t fold_above_tasks) {
+  const bool has_replicas = plan.parallelism.tensor * plan.parallelism.data > 1;
+  if (!has_replicas) return {false, "no tensor or data-parallel replicas to fold", std::nullopt};
+  const auto hazard = fold_hazard(cluster, plan);
+  if (mode == FoldMode::off) return {false, "--fold off", hazard};
+  if (mode == FoldMode::on)
+    return {true, hazard ? "--fold on, although " + *hazard : "--fold on (exact: no link is shared by replicas)",
+            hazard};
+  if (full_tasks <= fold_above_tasks)
+    return {false, fmt::format("the full run has {} tasks, within --fold auto's {}", full_tasks, fold_above_tasks),
+            hazard};
+  if (hazard) return {false, "not folded by --fold auto: " + *hazard, hazard};
+  return {true, fmt::format("--fold auto: the full run has {} tasks and no link is shared by replicas", full_tasks),
+          std::nullopt};
+}
+
+} // namespace twocs::cli
