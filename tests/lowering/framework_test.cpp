@@ -4,9 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <twocs/cost/roofline.hpp>
+#include <twocs/error.hpp>
 #include <twocs/lowering/device_program.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
-#include <twocs/error.hpp>
 #include <twocs/model/validate.hpp>
 
 #include "support/scenarios.hpp"
