@@ -18,9 +18,10 @@ namespace {
 using hardware::ClusterSpec;
 
 constexpr std::array<std::string_view, 5> platform_keys = {"name", "device", "node", "cluster", "whatif"};
-constexpr std::array<std::string_view, 6> device_keys = {
-    "name", "peak_flops", "memory", "memory_bandwidth", "operator_model", "comm_interference"};
+constexpr std::array<std::string_view, 7> device_keys = {
+    "name", "peak_flops", "memory", "memory_bandwidth", "operator_model", "comm_interference", "speed_variation"};
 constexpr std::array<std::string_view, 1> interference_keys = {"compute_slowdown"};
+constexpr std::array<std::string_view, 2> speed_variation_keys = {"spread", "seed"};
 constexpr std::array<std::string_view, 2> node_keys = {"devices", "interconnect"};
 constexpr std::array<std::string_view, 5> interconnect_keys = {"topology", "bandwidth", "latency", "efficiency",
                                                                "in_network_efficiency"};
@@ -78,6 +79,19 @@ hardware::CommInterference read_interference(const Field& field) {
   return interference;
 }
 
+hardware::SpeedVariation read_speed_variation(const Field& field) {
+  const MappingReader m(field, speed_variation_keys);
+  hardware::SpeedVariation variation;
+  const Field spread = m.required("spread", "0.03");
+  variation.spread = read_real(spread);
+  if (variation.spread < 0 || variation.spread > 1)
+    fail_at(spread.where(), spread.path,
+            fmt::format("{} must be between 0 and 1, got {}", spread.path, variation.spread),
+            "give the sigma of the log of the per-device slowdown, e.g. 0.03; 0 turns it off");
+  if (const auto f = m.optional("seed")) variation.seed = static_cast<std::uint64_t>(read_count(*f));
+  return variation;
+}
+
 hardware::DeviceSpec read_device(const Field& field) {
   const MappingReader d(field, device_keys);
   hardware::DeviceSpec device;
@@ -92,6 +106,7 @@ hardware::DeviceSpec read_device(const Field& field) {
     device.kernels = std::move(params.kernels);
   }
   if (const auto f = d.optional("comm_interference")) device.comm_interference = read_interference(*f);
+  if (const auto f = d.optional("speed_variation")) device.speed_variation = read_speed_variation(*f);
   return device;
 }
 

@@ -17,9 +17,16 @@ using model::TransformerConfig;
 constexpr std::array<std::string_view, 2> workload_keys = {"model", "training"};
 constexpr std::array<std::string_view, 9> model_keys = {"name",       "layers",   "hidden", "heads",  "kv_heads",
                                                         "ffn_hidden", "ffn_kind", "vocab",  "seq_len"};
-constexpr std::array<std::string_view, 9> training_keys = {"global_batch", "micro_batch",       "dtype",
-                                                           "parallelism",  "recompute",         "optimizer",
-                                                           "attention",    "pipeline_schedule", "overlap"};
+constexpr std::array<std::string_view, 12> training_keys = {
+    "global_batch", "micro_batch",       "dtype",   "parallelism", "recompute", "optimizer",
+    "attention",    "pipeline_schedule", "overlap", "framework",   "host",      "grad_reduce"};
+constexpr std::array<std::string_view, 3> host_keys = {"micro_batch_overhead", "iteration_overhead", "synchronize"};
+constexpr std::array<std::string_view, 3> framework_names = {"megatron-lm", "megatron-deepspeed", "fsdp"};
+constexpr std::array framework_values = {model::Framework::megatron_lm, model::Framework::megatron_deepspeed,
+                                         model::Framework::fsdp};
+constexpr std::array<std::string_view, 3> grad_reduce_names = {"auto", "fp32", "model"};
+constexpr std::array grad_reduce_values = {TrainingPlan::GradReduce::automatic, TrainingPlan::GradReduce::fp32,
+                                           TrainingPlan::GradReduce::model_dtype};
 constexpr std::array<std::string_view, 6> parallelism_keys = {"tensor",   "pipeline",       "data",
                                                               "sequence", "virtual_stages", "stage_layers"};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
@@ -99,6 +106,15 @@ model::OverlapPlan read_overlap(const Field& field) {
   return plan;
 }
 
+model::HostPlan read_host(const Field& field) {
+  const MappingReader h(field, host_keys);
+  model::HostPlan plan;
+  if (const auto f = h.optional("micro_batch_overhead")) plan.micro_batch_overhead = read_duration(*f, "50us");
+  if (const auto f = h.optional("iteration_overhead")) plan.iteration_overhead = read_duration(*f, "10ms");
+  if (const auto f = h.optional("synchronize")) plan.synchronize = read_bool(*f);
+  return plan;
+}
+
 TrainingPlan read_training(const Field& field) {
   const MappingReader t(field, training_keys);
   TrainingPlan plan;
@@ -114,6 +130,9 @@ TrainingPlan read_training(const Field& field) {
   if (const auto f = t.optional("attention")) plan.attention = read_enum(*f, attention_names, attention_values);
   if (const auto f = t.optional("optimizer")) plan.optimizer = read_optimizer(*f);
   if (const auto f = t.optional("overlap")) plan.overlap = read_overlap(*f);
+  if (const auto f = t.optional("framework")) plan.framework = read_enum(*f, framework_names, framework_values);
+  if (const auto f = t.optional("host")) plan.host = read_host(*f);
+  if (const auto f = t.optional("grad_reduce")) plan.grad_reduce = read_enum(*f, grad_reduce_names, grad_reduce_values);
   return plan;
 }
 

@@ -93,7 +93,7 @@ void add_node_routes(sg::NetZone* zone, const platform::Topology& t, const NodeL
 /// The zone of fat-tree leaf `node`: its devices and a router as gateway into the fabric. A spare
 /// leaf beyond the job's nodes is a bare router: it carries no traffic and costs no zone.
 Leaf build_node_zone(const platform::Topology& t, const std::vector<NodeLinks>& links, sg::NetZone* fabric,
-                     std::int64_t node, std::vector<sg::Host*>& hosts) {
+                     std::int64_t node, std::vector<sg::Host*>& hosts, const std::vector<double>& slowdowns) {
   const std::string prefix = "node" + std::to_string(node);
   if (node >= t.nodes || links[static_cast<std::size_t>(node)].nics.empty())
     return {fabric->create_router(prefix), nullptr};
@@ -104,7 +104,8 @@ Leaf build_node_zone(const platform::Topology& t, const std::vector<NodeLinks>& 
   const std::int64_t last = std::min(first + t.devices_per_node, t.devices);
   std::vector<sg::Host*> devices;
   for (std::int64_t d = first; d < last; ++d) {
-    devices.push_back(zone->create_host("dev" + std::to_string(d), pstate_speeds(t.interference)));
+    devices.push_back(zone->create_host("dev" + std::to_string(d),
+                                        pstate_speeds(t.interference, slowdowns[static_cast<std::size_t>(d)])));
     hosts[static_cast<std::size_t>(d)] = devices.back();
   }
   add_node_routes(zone, t, links[static_cast<std::size_t>(node)], devices, gateway);
@@ -114,11 +115,25 @@ Leaf build_node_zone(const platform::Topology& t, const std::vector<NodeLinks>& 
 
 } // namespace
 
-std::vector<double> pstate_speeds(const hardware::CommInterference& interference) {
-  const double slowdown = interference.compute_slowdown;
-  assert(slowdown >= 0);
-  if (slowdown <= 0) return {host_speed};
-  return {host_speed, host_speed / (1.0 + slowdown)};
+std::vector<double> pstate_speeds(const hardware::CommInterference& interference, double slowdown) {
+  const double interfered = interference.compute_slowdown;
+  assert(interfered >= 0 && slowdown > 0);
+  const double speed = host_speed / slowdown;
+  if (interfered <= 0) return {speed};
+  return {speed, speed / (1.0 + interfered)};
+}
+
+std::vector<double> device_slowdowns(const platform::Topology& topology, const std::vector<bool>& used) {
+  std::vector<double> slowdowns(static_cast<std::size_t>(topology.devices), 1.0);
+  if (topology.speed_variation.spread <= 0) return slowdowns;
+  double slowest = 1.0;
+  for (std::int64_t d = 0; d < topology.devices; ++d) {
+    slowdowns[static_cast<std::size_t>(d)] = hardware::speed_slowdown(topology.speed_variation, d);
+    slowest = std::max(slowest, slowdowns[static_cast<std::size_t>(d)]);
+  }
+  const bool folded = !used.empty() && std::find(used.begin(), used.end(), false) != used.end();
+  if (folded) std::fill(slowdowns.begin(), slowdowns.end(), slowest);
+  return slowdowns;
 }
 
 std::vector<sg::Host*> build_platform(const platform::Topology& topology, const std::vector<bool>& used) {
@@ -140,8 +155,9 @@ std::vector<sg::Host*> build_platform(const platform::Topology& topology, const 
   };
   for (std::int64_t node = 0; node < topology.nodes; ++node)
     links.push_back(node_used(node) ? make_node_links(root, topology, node) : NodeLinks{});
+  const std::vector<double> slowdowns = device_slowdowns(topology, used);
   const auto leaf = [&](sg::NetZone* fabric, const std::vector<unsigned long>& /*coord*/, unsigned long id) {
-    return build_node_zone(topology, links, fabric, static_cast<std::int64_t>(id), hosts);
+    return build_node_zone(topology, links, fabric, static_cast<std::int64_t>(id), hosts, slowdowns);
   };
   const platform::FatTreeShape& shape = topology.fabric;
   const sg::FatTreeParams params(shape.levels, shape.down, shape.up, shape.parallel);

@@ -19,7 +19,13 @@ inline constexpr double host_speed = 1e9;
 /// Speeds of a host's power states: pstate 0 runs at host_speed; with compute-communication
 /// interference, pstate 1 runs at host_speed / (1 + compute_slowdown) and is the state of a device
 /// while a transfer of its own is in flight (comm_interference.hpp).
-[[nodiscard]] std::vector<double> pstate_speeds(const hardware::CommInterference& interference);
+/// With speed variation, both are divided by the device's slowdown (hardware/speed_variation.hpp).
+[[nodiscard]] std::vector<double> pstate_speeds(const hardware::CommInterference& interference, double slowdown = 1.0);
+
+/// The slowdown each device's host runs with. Folded (`used` leaves devices out), a simulated
+/// device stands for its replicas, which a synchronous step waits for: every simulated device
+/// gets the largest slowdown of all devices, not its own (docs/simulation.md, "Speed variation").
+[[nodiscard]] std::vector<double> device_slowdowns(const platform::Topology& topology, const std::vector<bool>& used);
 
 /// Builds the platform in the current SimGrid engine (which must have no platform yet) and
 /// returns one host per device of the topology, indexed by device. With `used` (one flag per

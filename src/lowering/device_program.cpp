@@ -32,7 +32,10 @@ std::vector<TaskId> CollectiveRegistry::join_key(const Key& key, const Collectiv
 
 std::vector<TaskId> CollectiveRegistry::join(const CollectiveSpec& spec, const std::vector<DeviceId>& devices,
                                              std::uint32_t sequence, DeviceId device, std::span<const TaskId> entry) {
-  return join_key({static_cast<int>(spec.group), devices.front(), -1, sequence}, spec, devices, device, entry);
+  // Two groups of a kind may share their first device (the tied-embedding pair inside the pipeline
+  // group); their sizes tell them apart (with equal sizes they are the same group).
+  return join_key({static_cast<int>(spec.group), devices.front(), -1 - static_cast<DeviceId>(devices.size()), sequence},
+                  spec, devices, device, entry);
 }
 
 std::vector<TaskId> CollectiveRegistry::join_transfer(const CollectiveSpec& spec, DeviceId from, DeviceId to,
@@ -75,7 +78,7 @@ void DeviceProgram::collective(const CollectiveSpec& spec, const std::vector<Dev
   assert(std::find(devices.begin(), devices.end(), device_) != devices.end());
   if (devices.size() <= 1) return; // a group of one has nothing to exchange
   const Stream stream = stream_for(spec.group);
-  auto& sequence = group_sequence_[{static_cast<int>(spec.group), devices.front()}];
+  auto& sequence = group_sequence_[{static_cast<int>(spec.group), devices.front(), devices.size()}];
   auto entry = entry_for(stream);
   entry.insert(entry.end(), also_after.begin(), also_after.end());
   std::vector<TaskId> done = registry_.join(spec, devices, sequence++, device_, entry);
@@ -105,6 +108,15 @@ void DeviceProgram::wait_for_stream(Stream stream) {
       w.deferred = false;
       w.remaining = 0;
     }
+}
+
+void DeviceProgram::synchronize_host() {
+  for (auto& w : waits_) {
+    w.deferred = false;
+    w.remaining = 0;
+  }
+  for (std::size_t s = 0; s < stream_tail_.size(); ++s)
+    if (s != static_cast<std::size_t>(Stream::compute)) add_wait(stream_tail_[s], static_cast<Stream>(s), {});
 }
 
 } // namespace twocs::lowering

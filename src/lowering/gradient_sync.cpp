@@ -3,8 +3,11 @@
 namespace twocs::lowering::detail {
 
 GradientSync::GradientSync(TaskSink& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group)
-    : data_group_(std::move(data_group)), overlap_(plan.overlap.dp_grad_reduce),
-      bucket_capacity_(plan.overlap.bucket_size), element_size_(plan.dtype == model::Dtype::fp32 ? 4.0 : 2.0),
+    // DeepSpeed's pipeline engine reduces gradients only after the last micro-batch (ReduceGrads at
+    // the last step of TrainSchedule, deepspeed/runtime/pipe/schedule.py).
+    : data_group_(std::move(data_group)),
+      overlap_(plan.overlap.dp_grad_reduce && plan.framework != model::Framework::megatron_deepspeed),
+      bucket_capacity_(plan.overlap.bucket_size), element_size_(plan.grad_reduce_element_size()),
       kind_(plan.optimizer.sharding == model::OptimizerSharding::none ? model::Collective::all_reduce
                                                                       : model::Collective::reduce_scatter),
       label_(graph.intern_label(kind_ == model::Collective::all_reduce ? "grad.all_reduce" : "grad.reduce_scatter")) {}

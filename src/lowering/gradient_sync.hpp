@@ -26,7 +26,7 @@ public:
   void reduce_all(DeviceProgram& program, std::int64_t parameters);
 
   [[nodiscard]] bool overlapped() const { return overlap_; }
-  /// Bytes per gradient element exchanged: the training dtype (16-bit for fp8 training).
+  /// Bytes per gradient element exchanged (model::TrainingPlan::grad_reduce_element_size).
   [[nodiscard]] double element_size() const { return element_size_; }
 
 private:

@@ -15,6 +15,11 @@ IterationContext::IterationContext(TaskSink& sink_, const model::TransformerConf
   labels.embedding_sync = sink.intern_label("embedding.grad.all_reduce");
   labels.parameter_gather = sink.intern_label("params.all_gather");
   labels.layer_gather = sink.intern_label("params.all_gather.layer");
+  labels.found_inf = sink.intern_label("optimizer.found_inf.all_reduce");
+  labels.grad_norm = sink.intern_label("optimizer.grad_norm.all_reduce");
+  labels.layernorm_grads = sink.intern_label("sp.layernorm_grads.all_reduce");
+  labels.host_micro_batch = sink.intern_label("host.micro_batch");
+  labels.host_iteration = sink.intern_label("host.iteration");
 }
 
 const model::ModelChunk& IterationContext::chunk_at(const RankCoordinates& at, std::int64_t slot) const {

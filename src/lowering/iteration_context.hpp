@@ -22,6 +22,7 @@ namespace twocs::lowering::detail {
 struct LoweringLabels {
   std::uint32_t activation = 0, gradient = 0, boundary_gather = 0;
   std::uint32_t embedding_sync = 0, parameter_gather = 0, layer_gather = 0;
+  std::uint32_t found_inf = 0, grad_norm = 0, layernorm_grads = 0, host_micro_batch = 0, host_iteration = 0;
 };
 
 struct IterationContext {

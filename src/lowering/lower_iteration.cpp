@@ -16,6 +16,7 @@
 #include "iteration_walk.hpp"
 #include "optimizer_step.hpp"
 #include "pipeline_exchange.hpp"
+#include "step_synchronisation.hpp"
 
 namespace twocs::lowering {
 namespace detail {
@@ -50,6 +51,8 @@ public:
       const WorkItem& item = items[i];
       exchange_.gather_received(device, item, received[i]);
       if (item.kind == WorkKind::forward) {
+        if (item.chunk == 0)
+          host_time(device, plan.host.micro_batch_overhead, context_.labels.host_micro_batch, item.micro_batch);
         passes_.forward(device, item);
       } else {
         device.gradients_final =
@@ -62,6 +65,11 @@ public:
       for (std::size_t k = phase_start; k <= i; ++k) exchange_.send_output(device, items[k]);
       phase_start = i + 1;
       exchange_.post_receives(device, items, phase_start, received);
+      // Megatron-LM waits for each batched exchange and then calls torch.cuda.synchronize()
+      // (batch_p2p_sync, default True: megatron/core/model_parallel_config.py); DeepSpeed's
+      // pipeline engine does not synchronise the host.
+      if (plan.framework == model::Framework::megatron_lm && plan.host.synchronize && plan.parallelism.pipeline > 1)
+        device.program.synchronize_host();
     }
     optimizer_.finish_iteration(device);
   }

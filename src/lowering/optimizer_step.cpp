@@ -1,10 +1,13 @@
 #include "optimizer_step.hpp"
 
+#include <variant>
+
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/units/numeric.hpp>
 
 #include "embedding_sync.hpp"
 #include "step_emitter.hpp"
+#include "step_synchronisation.hpp"
 
 namespace twocs::lowering::detail {
 
@@ -25,12 +28,24 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
   const std::int64_t parameters = gradient_parameters_of_stage(device);
   if (!device.gradients.overlapped()) device.gradients.reduce_all(device.program, parameters);
   device.program.wait_for_stream(Stream::data_comm);
+  // Megatron-LM's finalize of the gradients: data-parallel, then sequence-parallel LayerNorm,
+  // then the tied embedding (megatron/core/distributed/finalize_model_grads.py).
+  reduce_sequence_parallel_gradients(context_, device);
   synchronise_embedding(context_, device);
+  host_time(device, plan.host.iteration_overhead, context_.labels.host_iteration, -1);
   const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
   const std::int64_t updated = sharded ? units::ceil_div(parameters, plan.parallelism.data) : parameters;
   const auto steps =
       prepare(context_.sink, model::optimizer_steps(updated, plan.optimizer.kind, plan.dtype), context_.cost);
-  emit_steps(device, context_.layout, steps, -1, -1);
+  for (const auto& step : steps) {
+    emit_steps(device, context_.layout, PreparedSequence{step}, -1, -1);
+    const auto* op = std::get_if<model::ComputeOp>(&step.step);
+    if (op == nullptr) continue;
+    // The host reads the overflow flag after unscaling and the norm after computing it.
+    if (op->name == "optimizer.unscale") model_parallel_scalar_all_reduce(context_, device, context_.labels.found_inf);
+    if (op->name == "optimizer.grad_norm")
+      model_parallel_scalar_all_reduce(context_, device, context_.labels.grad_norm);
+  }
   weights_.gather_updated(device, parameters);
 }
 

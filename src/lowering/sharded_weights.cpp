@@ -3,6 +3,12 @@
 #include <twocs/model/parameters.hpp>
 
 namespace twocs::lowering::detail {
+namespace {
+
+/// Bytes per weight element gathered: the 16-bit model weights (fp8 training keeps them in 16 bits), fp32 in fp32.
+double weight_element_size(const model::TrainingPlan& plan) { return plan.dtype == model::Dtype::fp32 ? 4.0 : 2.0; }
+
+} // namespace
 
 ShardedWeights::ShardedWeights(const IterationContext& context)
     : context_(context),
@@ -16,7 +22,7 @@ void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position,
   const CollectiveSpec spec{model::Collective::all_gather,
                             model::CommGroup::data,
                             model::Pass::forward,
-                            units::Bytes(static_cast<double>(layer_parameters_) * device.gradients.element_size()),
+                            units::Bytes(static_cast<double>(layer_parameters_) * weight_element_size(plan)),
                             context_.labels.layer_gather,
                             -1,
                             static_cast<std::int32_t>(micro_batch)};
@@ -30,7 +36,7 @@ void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t paramet
   const CollectiveSpec spec{model::Collective::all_gather,
                             model::CommGroup::data,
                             model::Pass::optimizer,
-                            units::Bytes(static_cast<double>(parameters) * device.gradients.element_size()),
+                            units::Bytes(static_cast<double>(parameters) * weight_element_size(plan)),
                             context_.labels.parameter_gather,
                             -1,
                             -1};

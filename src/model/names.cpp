@@ -75,4 +75,13 @@ std::string_view to_string(OptimizerSharding s) {
   return "?";
 }
 
+std::string_view to_string(Framework f) {
+  switch (f) {
+  case Framework::megatron_lm: return "megatron-lm";
+  case Framework::megatron_deepspeed: return "megatron-deepspeed";
+  case Framework::fsdp: return "fsdp";
+  }
+  return "?";
+}
+
 } // namespace twocs::model

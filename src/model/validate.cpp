@@ -122,6 +122,10 @@ void validate_schedule(const TrainingPlan& plan) {
                                  par.virtual_stages, to_string(plan.pipeline_schedule)),
                      "training.pipeline_schedule",
                      "set pipeline_schedule: interleaved-1f1b (or leave it out), or virtual_stages: 1");
+  // DeepSpeed's TrainSchedule runs one chunk per stage (deepspeed/runtime/pipe/schedule.py).
+  if (par.virtual_stages > 1 && plan.framework == Framework::megatron_deepspeed)
+    throw InputError("training.framework megatron-deepspeed has no interleaved schedule", "training.framework",
+                     "set training.parallelism.virtual_stages: 1, or framework: megatron-lm");
   if (par.virtual_stages > 1 && par.pipeline == 1)
     throw InputError(
         fmt::format("training.parallelism.virtual_stages = {} needs more than one pipeline stage", par.virtual_stages),

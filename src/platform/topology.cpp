@@ -173,6 +173,7 @@ Topology build_topology(const hardware::ClusterSpec& cluster, std::int64_t devic
                    cluster.network.hop_latency};
   t.fabric = shape_for(cluster.network, t.nodes);
   t.interference = cluster.device.comm_interference;
+  t.speed_variation = cluster.device.speed_variation;
   assert(t.fabric.leaves() >= t.nodes);
   return t;
 }

@@ -110,18 +110,28 @@ TEST_CASE("the task count equals the lowered DAG's size on every kind of plan, f
   };
   const auto model = gpt_small();
   const cost::RooflineCostModel cost(testing::a100());
-  for (const Case& c : cases) {
-    CAPTURE(c.name);
-    auto plan = testing::plan_of(c.t, c.p, c.d, c.m);
-    plan.parallelism.virtual_stages = c.v;
-    plan.parallelism.sequence = c.sequence;
-    plan.optimizer.sharding = c.sharding;
-    plan.recompute = c.recompute;
-    plan.pipeline_schedule = c.schedule;
-    plan.overlap.dp_grad_reduce = c.overlap;
-    const auto count = lowering::count_tasks(model, plan, cost);
-    CHECK(count.full == lowering::lower_iteration(model, plan, cost, {false}).size());
-    CHECK(count.folded == lowering::lower_iteration(model, plan, cost, {true}).size());
-    CHECK(lowering::estimate_task_count(model, plan, {true}) == count.folded);
-  }
+  // Variant 1 adds what the framework model lowers: fp16 (overflow check), host time kernels and
+  // Megatron-DeepSpeed's pipeline (one chunk per stage only).
+  for (int variant = 0; variant < 2; ++variant)
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      CAPTURE(variant);
+      auto plan = testing::plan_of(c.t, c.p, c.d, c.m);
+      if (variant == 1) {
+        plan.dtype = model::Dtype::fp16;
+        plan.host.micro_batch_overhead = units::Seconds(1e-6);
+        plan.host.iteration_overhead = units::Seconds(1e-3);
+        if (c.v == 1) plan.framework = model::Framework::megatron_deepspeed;
+      }
+      plan.parallelism.virtual_stages = c.v;
+      plan.parallelism.sequence = c.sequence;
+      plan.optimizer.sharding = c.sharding;
+      plan.recompute = c.recompute;
+      plan.pipeline_schedule = c.schedule;
+      plan.overlap.dp_grad_reduce = c.overlap;
+      const auto count = lowering::count_tasks(model, plan, cost);
+      CHECK(count.full == lowering::lower_iteration(model, plan, cost, {false}).size());
+      CHECK(count.folded == lowering::lower_iteration(model, plan, cost, {true}).size());
+      CHECK(lowering::estimate_task_count(model, plan, {true}) == count.folded);
+    }
 }

@@ -44,3 +44,11 @@ TEST_CASE("changing sizes with --set keeps a catalogue platform's operator model
   CHECK(grown.device.roofline.gemm_efficiency == base.device.roofline.gemm_efficiency);
   CHECK(grown.node.interconnect.efficiency == base.node.interconnect.efficiency);
 }
+
+TEST_CASE("device.speed_variation is off by default and set with --set") {
+  CHECK(load("dgx-a100-80gb.yaml").device.speed_variation.spread == 0);
+  const auto varied =
+      load("dgx-a100-80gb.yaml", {"device.speed_variation.spread=0.03", "device.speed_variation.seed=5"});
+  CHECK(varied.device.speed_variation.spread == doctest::Approx(0.03));
+  CHECK(varied.device.speed_variation.seed == 5);
+}

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <twocs/hardware/kernel_params.hpp>
+#include <twocs/hardware/speed_variation.hpp>
 #include <twocs/model/dtype.hpp>
 #include <twocs/units/quantity.hpp>
 
@@ -47,6 +48,7 @@ struct DeviceSpec {
   RooflineParams roofline;
   KernelModelParams kernels; // tiles, waves, efficiency curve, measured times
   CommInterference comm_interference;
+  SpeedVariation speed_variation; // stragglers; off by default
 
   /// Peak for `dtype`; nullopt when the device lists none (the plan is then infeasible).
   [[nodiscard]] std::optional<units::FlopRate> peak(model::Dtype dtype) const {

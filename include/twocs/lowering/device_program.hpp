@@ -26,8 +26,8 @@ public:
   explicit CollectiveRegistry(TaskSink& graph, std::vector<bool> simulated = {})
       : graph_(graph), simulated_(std::move(simulated)) {}
 
-  /// Joins `device` to the `sequence`-th collective of its group (identified by `group_kind` and
-  /// the group's first device), lowering it when `device` is the first member to get there.
+  /// Joins `device` to the `sequence`-th collective of its group (identified by `group_kind`, the
+  /// group's first device and its size), lowering it when `device` is the first member to get there.
   [[nodiscard]] std::vector<TaskId> join(const CollectiveSpec& spec, const std::vector<DeviceId>& devices,
                                          std::uint32_t sequence, DeviceId device, std::span<const TaskId> entry);
 
@@ -81,6 +81,10 @@ public:
 
   /// The next compute kernel waits for every collective issued so far on `stream`.
   void wait_for_stream(Stream stream);
+  /// A host synchronisation (torch.cuda.synchronize, a tensor's .item()): the host waits for
+  /// every stream of the device, so the next compute kernel waits for every task issued so far,
+  /// deferred gradient buckets and point-to-point messages included.
+  void synchronize_host();
 
   [[nodiscard]] DeviceId device() const { return device_; }
 
@@ -101,7 +105,7 @@ private:
   std::optional<TaskId> last_compute_;
   std::array<std::vector<TaskId>, stream_count> stream_tail_;
   std::vector<PendingWait> waits_;
-  std::map<std::pair<int, DeviceId>, std::uint32_t> group_sequence_; // (group kind, first device) -> next
+  std::map<std::tuple<int, DeviceId, std::size_t>, std::uint32_t> group_sequence_; // (kind, first, size) -> next
 };
 
 } // namespace twocs::lowering

@@ -26,6 +26,13 @@ enum class AttentionKernel { unfused, fused };
   return a == AttentionKernel::fused ? "fused" : "unfused";
 }
 
+/// The training framework whose behaviours the lowering follows (docs/simulation.md, "Framework"):
+/// `megatron_lm` batches each pipeline exchange and synchronises the host after it; `megatron_deepspeed`
+/// (DeepSpeed's pipeline engine) sends and receives one tensor at a time, blocking, and reduces
+/// gradients after the last micro-batch; `fsdp` (PyTorch FSDP) has no pipeline exchanges.
+enum class Framework { megatron_lm, megatron_deepspeed, fsdp };
+[[nodiscard]] std::string_view to_string(Framework f);
+
 [[nodiscard]] std::string_view to_string(PipelineSchedule s);
 [[nodiscard]] std::string_view to_string(Recompute r);
 [[nodiscard]] std::string_view to_string(OptimizerKind k);
@@ -55,6 +62,18 @@ struct OverlapPlan {
   bool tp_async_backward = true;
 };
 
+/// Host (CPU) time and synchronisation (the workload file's `training.host`).
+struct HostPlan {
+  /// Host work per micro-batch the GPU waits for (data-batch fetch, schedule bookkeeping); no
+  /// absolute operator-level figure was found, so 0 by default (a what-if).
+  units::Seconds micro_batch_overhead = units::Seconds(0);
+  /// Host work per iteration before the optimizer (data loading not hidden by workers, logging).
+  units::Seconds iteration_overhead = units::Seconds(0);
+  /// Model the framework's host synchronisation points (torch.cuda.synchronize, .item()): all
+  /// streams of the device drain before the next kernel. `false` is the ablation.
+  bool synchronize = true;
+};
+
 struct TrainingPlan {
   std::int64_t global_batch = 0; // sequences per iteration
   std::int64_t micro_batch = 0;  // sequences per micro-batch
@@ -65,6 +84,20 @@ struct TrainingPlan {
   AttentionKernel attention = AttentionKernel::unfused;
   OptimizerPlan optimizer;
   OverlapPlan overlap;
+  Framework framework = Framework::megatron_lm;
+  HostPlan host;
+  /// Reduce data-parallel gradients in fp32. Default (`auto`): for bf16, as Megatron-LM forces
+  /// accumulate_allreduce_grads_in_fp32 with --bf16 (megatron/training/arguments.py) and DeepSpeed's
+  /// BF16 optimizer accumulates and reduces fp32 gradients; fp16 reduces fp16 gradients (the flag's
+  /// default is False).
+  enum class GradReduce { automatic, fp32, model_dtype } grad_reduce = GradReduce::automatic;
+
+  /// Bytes per element of the data-parallel gradient reduction under `grad_reduce`.
+  [[nodiscard]] double grad_reduce_element_size() const {
+    if (grad_reduce == GradReduce::fp32 || dtype == Dtype::fp32) return 4.0;
+    if (grad_reduce == GradReduce::automatic && dtype != Dtype::fp16) return 4.0; // bf16, fp8: fp32 main grads
+    return 2.0;
+  }
 
   [[nodiscard]] std::int64_t world_size() const { return parallelism.tensor * parallelism.pipeline * parallelism.data; }
   /// Micro-batches each data-parallel replica runs per iteration: B / (d * b).

@@ -57,8 +57,9 @@ struct Topology {
   LinkModel nic_link;    // NIC <-> network, each direction; two hops per route
   LinkModel fabric_link; // every fat-tree link, each direction (latency: per hop)
   FatTreeShape fabric;
-  hardware::CommInterference interference; // the device's, for the engine
-  double in_network_efficiency = 0.0; // the node switch reduces (NVLS) when > 0
+  hardware::CommInterference interference;  // the device's, for the engine
+  hardware::SpeedVariation speed_variation; // the device's, for the engine
+  double in_network_efficiency = 0.0;       // the node switch reduces (NVLS) when > 0
 
   [[nodiscard]] std::int64_t node_of(std::int64_t device) const { return device / devices_per_node; }
   [[nodiscard]] std::int64_t nics_per_node() const { return devices_per_node / devices_per_nic; }

@@ -1,0 +1,46 @@
+#include "step_synchronisation.hpp"
+
+namespace twocs::lowering::detail {
+
+void model_parallel_scalar_all_reduce(const IterationContext& context, DeviceLowering& device, std::uint32_t label) {
+  CollectiveSpec spec;
+  spec.kind = model::Collective::all_reduce;
+  spec.pass = model::Pass::optimizer;
+  spec.size = units::Bytes(4); // one fp32 scalar
+  spec.label = label;
+  for (model::CommGroup group : {model::CommGroup::tensor, model::CommGroup::pipeline}) {
+    spec.group = group;
+    device.program.collective(spec, context.layout.group(device.device(), group), CollectiveWait{0, false});
+  }
+  if (context.plan.host.synchronize) device.program.synchronize_host();
+}
+
+void reduce_sequence_parallel_gradients(const IterationContext& context, DeviceLowering& device) {
+  const auto& plan = context.plan;
+  if (!plan.parallelism.sequence || plan.parallelism.tensor == 1) return;
+  // Per layer: two LayerNorms (weight and bias, 2h each) and the biases of the two row-parallel
+  // linears (h each), replicated over the tensor group; the final LayerNorm on the last chunk.
+  const auto h = static_cast<double>(context.model.hidden);
+  double elements = 0;
+  for (std::int64_t slot = 0; slot < plan.parallelism.virtual_stages; ++slot) {
+    const auto& chunk = context.chunk_at(device.at, slot);
+    elements += static_cast<double>(chunk.layers) * 6.0 * h + (chunk.has_output_head ? 2.0 * h : 0.0);
+  }
+  CollectiveSpec spec;
+  spec.kind = model::Collective::all_reduce;
+  spec.group = model::CommGroup::tensor;
+  spec.pass = model::Pass::backward;
+  spec.size = units::Bytes(elements * device.gradients.element_size());
+  spec.label = context.labels.layernorm_grads;
+  device.program.collective(spec, context.layout.group(device.device(), model::CommGroup::tensor),
+                            CollectiveWait{0, false});
+}
+
+void host_time(DeviceLowering& device, units::Seconds duration, std::uint32_t label, std::int64_t micro_batch) {
+  if (duration.value() <= 0) return;
+  const model::Pass pass = micro_batch < 0 ? model::Pass::optimizer : model::Pass::forward;
+  device.program.compute({pass, -1, static_cast<std::int32_t>(micro_batch), label},
+                         {duration, units::Flops(0), units::Bytes(0), false});
+}
+
+} // namespace twocs::lowering::detail
