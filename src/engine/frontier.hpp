@@ -15,7 +15,7 @@ namespace twocs::engine::detail {
 
 /// Simulates `graph` with device i on hosts[i]. A task becomes a SimGrid activity only when its
 /// last predecessor finishes: SimGrid 3.32 scans every live activity at each completion, so
-/// handing it the whole DAG up front costs quadratic time (design notes). Tasks that cost
+/// handing it the whole DAG up front costs quadratic time (docs/simgrid-notes.md). Tasks that cost
 /// nothing (zero duration, payload under one byte) complete at once, without an activity.
 /// Compute kernels slow down while their device has a transfer in flight (`interference`,
 /// comm_interference.hpp). Reports progress through options.on_progress. Throws SimulationError when some task never

@@ -142,7 +142,7 @@ std::vector<sg::Host*> build_platform(const platform::Topology& topology, const 
   auto* root = sg::create_full_zone("twocs");
   // Every node link first, in the root zone while it has no child zone: SimGrid 3.32 checks each
   // new link's name with a lookup that recurses into every zone, so links made inside the node
-  // zones cost O(nodes) each and the build O(nodes^2) (design notes: 3-9 s at 1024 nodes).
+  // zones cost O(nodes) each and the build O(nodes^2) (docs/simgrid-notes.md: 3-9 s at 1024 nodes).
   std::vector<NodeLinks> links;
   links.reserve(static_cast<std::size_t>(topology.nodes));
   const auto node_used = [&](std::int64_t node) {
