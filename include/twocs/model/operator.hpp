@@ -63,8 +63,15 @@ struct ComputeOp {
   /// Parameters whose gradient is final once this op ran (weight-gradient GEMMs, norm and bias
   /// gradients); drives data-parallel gradient bucketing.
   std::int64_t grad_params = 0;
+  /// Share of `flops` spent on masked attention scores that a causal model does not need (the
+  /// unfused kernels compute them anyway); excluded from model FLOPs.
+  double masked_share = 0;
   /// True when the op is matrix work that counts towards model FLOPs (MFU).
   [[nodiscard]] bool is_model_flop() const { return gemm.has_value() && pass != Pass::recompute; }
+  /// The model FLOPs of this op: its matrix work less the masked share.
+  [[nodiscard]] units::Flops model_flops() const {
+    return is_model_flop() ? flops * (1.0 - masked_share) : units::Flops{};
+  }
 };
 
 enum class Collective { all_reduce, reduce_scatter, all_gather, send_recv };
