@@ -15,6 +15,8 @@ RingPlan ring_plan(model::Collective kind, std::size_t devices, units::Bytes siz
   case model::Collective::reduce_scatter:
   case model::Collective::all_gather: return {n - 1, size / static_cast<double>(n)};
   case model::Collective::send_recv: return {1, size};
+  // Pairwise exchange: n - 1 rounds, each sending the 1/n of the buffer meant for one peer.
+  case model::Collective::all_to_all: return {n - 1, size / static_cast<double>(n)};
   }
   return {0, units::Bytes(0)};
 }
@@ -30,11 +32,15 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   message.bytes = plan.chunk;
   message.collective = instance_id;
   message.group = spec.group;
-  if (spec.algorithm != Algorithm::ring && !only_member && steps_ > 0) {
+  // An all-to-all is always the direct pairwise exchange (NCCL's alltoall: one send and
+  // receive per peer); folded, the mirrored ring carries the same bytes per member.
+  const bool all_to_all = spec.kind == model::Collective::all_to_all;
+  if ((spec.algorithm != Algorithm::ring || all_to_all) && !only_member && steps_ > 0) {
     ScheduleShape shape = spec.shape;
     shape.ranks = static_cast<std::int32_t>(devices_.size());
-    auto lowered = add_schedule(graph, make_schedule(spec.algorithm, kind_of(spec.kind), spec.size, shape), devices_,
-                                tag, message);
+    const Algorithm algorithm = all_to_all ? Algorithm::direct : spec.algorithm;
+    auto lowered =
+        add_schedule(graph, make_schedule(algorithm, kind_of(spec.kind), spec.size, shape), devices_, tag, message);
     schedule_entries_ = std::move(lowered.entries);
     schedule_exits_ = std::move(lowered.exits);
   } else if (only_member && steps_ > 0) {

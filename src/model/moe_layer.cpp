@@ -6,8 +6,10 @@
 //   dense tensor-parallel MLP of width shared x expert_ffn_hidden.
 // Experts are not tensor-split (expert-tensor-parallel size 1, as the Megatron-Core MoE model
 // zoo runs Qwen3 and DeepSeek-V3): each rank routes its b s / t sequence-parallel tokens.
-// Expert parallelism > 1 (the all-to-all dispatch and combine) is not lowered yet: validate
-// refuses it, so the rank holds every expert here.
+// Expert parallelism (ep > 1): the rank holds E / ep experts; the permuted tokens go to their
+// experts' ranks in an all-to-all over the expert-parallel group (dispatch) and come back in a
+// second one (combine), each a buffer of T k h elements per rank (token_dispatcher.py,
+// MoEAlltoAllTokenDispatcher); backward runs both again in reverse.
 #include "moe_layer.hpp"
 
 #include <algorithm>
@@ -38,7 +40,8 @@ MoeDims moe_dims(const LayerShape& shape) {
   MoeDims d;
   d.tokens = moe_tokens(shape);
   d.local_experts = moe.experts / std::max<std::int64_t>(shape.expert, 1);
-  d.mean_rows = as_double(d.tokens) * as_double(moe.top_k) / as_double(moe.experts);
+  d.mean_rows = as_double(d.tokens) * as_double(moe.top_k) * as_double(std::max<std::int64_t>(shape.expert, 1)) /
+                as_double(moe.experts);
   d.expert_rows = static_cast<std::int64_t>(std::ceil(busiest_expert_tokens(shape)));
   d.fc1_columns = m.ffn_kind == FfnKind::swiglu ? 2 * moe.expert_ffn_hidden : moe.expert_ffn_hidden;
   d.routed = as_double(d.tokens) * as_double(moe.top_k);
@@ -58,6 +61,13 @@ ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
   return grouped(std::move(op), d);
 }
 
+/// The dispatch or combine all-to-all of the routed tokens over the expert-parallel group.
+void add_all_to_all(StepSequence& steps, const LayerShape& shape, const MoeDims& d, const char* name, Pass pass) {
+  if (shape.expert <= 1) return;
+  steps.push_back(collective(name, Collective::all_to_all, CommGroup::expert, pass,
+                             size_of(d.routed * as_double(shape.model.hidden), shape.dtype)));
+}
+
 LayerShape shared_expert_shape(const LayerShape& shape) {
   LayerShape s = shape;
   s.moe_ffn = false;
@@ -74,7 +84,9 @@ std::int64_t moe_tokens(const LayerShape& shape) {
 
 double busiest_expert_tokens(const LayerShape& shape) {
   const auto& moe = *shape.model.moe;
-  const double mean = as_double(moe_tokens(shape)) * as_double(moe.top_k) / as_double(moe.experts);
+  // Each expert receives the tokens of all ep ranks: T k ep / E on average.
+  const double ep = as_double(std::max<std::int64_t>(shape.expert, 1));
+  const double mean = as_double(moe_tokens(shape)) * as_double(moe.top_k) * ep / as_double(moe.experts);
   // With every expert on the rank (ep = 1) the rank's total load is fixed: skew moves tokens
   // between its experts, not onto it.
   const double skewed = shape.expert > 1 ? mean * moe.load_imbalance : mean;
@@ -97,6 +109,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   // Permute: gather each token's k copies into expert order (read h, write h per copy).
   steps.push_back(memory_bound("moe.permute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 0));
+  add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.dtype, fc1, d));
   const double act = as_double(d.expert_rows) * as_double(moe.expert_ffn_hidden) * as_double(d.local_experts);
@@ -108,6 +121,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
                                  kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.dtype, fc2, d));
+  add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass);
   // Unpermute: weighted sum of the k copies back into token order.
   steps.push_back(memory_bound("moe.unpermute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 2));
@@ -122,6 +136,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   if (moe.shared_experts > 0) add_dense_ffn_backward(steps, shared_expert_shape(shape));
   steps.push_back(memory_bound("moe.unpermute.bwd", OpKind::elementwise, bwd, shape.dtype,
                                d.routed * as_double(m.hidden), kernel_bytes::permute(shape.dtype), 2));
+  add_all_to_all(steps, shape, d, "moe.combine.bwd.all_to_all", bwd);
   const std::int64_t f = moe.expert_ffn_hidden;
   const std::int64_t E = d.local_experts;
   // fc2: dX = dY W^T and dW = X^T dY per expert, each with the forward's FLOPs.
@@ -142,6 +157,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
       grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.dtype, {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
   fc1w.grad_params = E * m.hidden * d.fc1_columns;
   steps.push_back(std::move(fc1w));
+  add_all_to_all(steps, shape, d, "moe.dispatch.bwd.all_to_all", bwd);
   steps.push_back(memory_bound("moe.permute.bwd", OpKind::elementwise, bwd, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 1));
   steps.push_back(memory_bound("moe.router.topk.bwd", OpKind::softmax, bwd, shape.dtype,

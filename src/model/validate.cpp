@@ -174,10 +174,17 @@ void validate_not_yet_simulated(const TransformerConfig& m, const Parallelism& p
     throw InputError(
         fmt::format("training.parallelism.context = {}: context parallelism is not simulated yet", par.context),
         "training.parallelism.context", "set context: 1 (fold the context ranks into data for now)");
-  if (par.expert != 1)
-    throw InputError(
-        fmt::format("training.parallelism.expert = {}: expert parallelism is not simulated yet", par.expert),
-        "training.parallelism.expert", "set expert: 1");
+  if (par.expert != 1 && !m.moe)
+    throw InputError(fmt::format("training.parallelism.expert = {} needs a mixture-of-experts model", par.expert),
+                     "training.parallelism.expert", "add model.moe or set expert: 1");
+  // Expert parallelism is carved out of data parallelism (Megatron-Core).
+  if (par.data % par.expert != 0)
+    throw InputError(fmt::format("training.parallelism.data ({}) must be divisible by training.parallelism.expert ({})",
+                                 par.data, par.expert),
+                     "training.parallelism.expert",
+                     fmt::format("expert parallelism spans data-parallel ranks: use an expert degree that divides {}, "
+                                 "e.g. {}",
+                                 par.data, nearest_divisors(par.data, par.expert)));
   if (m.moe && m.moe->dense_layers > 0)
     throw InputError("model.moe.dense_layers > 0: a mix of dense and MoE layers is not simulated yet",
                      "model.moe.dense_layers", "set dense_layers: 0 (every layer MoE)");

@@ -87,16 +87,37 @@ TEST_CASE("load skew makes the busiest expert-parallel rank work longer, not the
   REQUIRE(balanced);
   REQUIRE(skewed);
   CHECK(balanced->gemm->batch == 16); // 128 experts over 8 ranks
-  CHECK(skewed->gemm->m == 384);      // 256 x 1.5
+  CHECK(balanced->gemm->m == 2048);   // 4096 tokens x 8 / 128 experts x 8 ranks sending
+  CHECK(skewed->gemm->m == 3072);     // 2048 x 1.5
   CHECK(skewed->flops.value() == doctest::Approx(1.5 * balanced->flops.value()));
   CHECK(skewed->model_flops().value() == doctest::Approx(balanced->model_flops().value()));
   // A capacity factor drops the tokens beyond it (Fedus et al. 2022, Eq. 3).
   m.moe->capacity_factor = 1.25;
   const auto capped = transformer_layer_forward(moe_shape(m, 8));
-  CHECK(find(capped, "moe.experts.fc1")->gemm->m == 320);
+  CHECK(find(capped, "moe.experts.fc1")->gemm->m == 2560);
   // With every expert on one rank, skew moves load between its experts only.
   const auto one_rank = transformer_layer_forward(moe_shape(m, 1));
   CHECK(find(one_rank, "moe.experts.fc1")->gemm->m == 256);
+}
+
+TEST_CASE("expert parallelism dispatches and combines T k h elements per rank by all-to-all") {
+  const auto forward = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
+  const auto backward = transformer_layer_backward(moe_shape(qwen3_235b(), 8));
+  const auto count = [](const StepSequence& steps) {
+    int n = 0;
+    for (const auto& step : steps)
+      if (const auto* c = std::get_if<CollectiveOp>(&step); c && c->kind == Collective::all_to_all) {
+        CHECK(c->group == CommGroup::expert);
+        // 4096 tokens x top-8 x h 4096 x 2 bytes.
+        CHECK(c->size.value() == doctest::Approx(4096.0 * 8 * 4096 * 2));
+        ++n;
+      }
+    return n;
+  };
+  CHECK(count(forward) == 2);
+  CHECK(count(backward) == 2);
+  const auto alone = transformer_layer_forward(moe_shape(qwen3_235b(), 1));
+  for (const auto& step : alone) CHECK_FALSE(std::holds_alternative<CollectiveOp>(step));
 }
 
 TEST_CASE("shared experts run as a dense MLP; experts per rank divide the parameters") {

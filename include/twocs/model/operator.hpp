@@ -2,6 +2,7 @@
 // FLOPs and memory traffic, and the collectives between them. A layer is a sequence of steps.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -74,14 +75,19 @@ struct ComputeOp {
   }
 };
 
-enum class Collective { all_reduce, reduce_scatter, all_gather, send_recv };
+/// all_to_all: every member sends a distinct 1/n of its buffer to every other (MoE token
+/// dispatch and combine; Lepikhin et al. 2021, GShard).
+enum class Collective { all_reduce, reduce_scatter, all_gather, send_recv, all_to_all };
 
 [[nodiscard]] std::string_view to_string(Collective c);
 
 /// The group of devices a collective runs over, by parallelism dimension.
-enum class CommGroup : std::uint8_t { tensor, pipeline, data };
+/// expert: the expert-parallel group, carved out of data parallelism (Megatron-Core).
+enum class CommGroup : std::uint8_t { tensor, pipeline, data, expert };
 
-inline constexpr CommGroup all_comm_groups[] = {CommGroup::tensor, CommGroup::pipeline, CommGroup::data};
+inline constexpr CommGroup all_comm_groups[] = {CommGroup::tensor, CommGroup::pipeline, CommGroup::data,
+                                                CommGroup::expert};
+inline constexpr std::size_t comm_group_count = 4;
 
 [[nodiscard]] std::string_view to_string(CommGroup g);
 
