@@ -45,7 +45,10 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
     schedule_exits_ = std::move(lowered.exits);
   } else if (only_member && steps_ > 0) {
     assert(spec.kind != model::Collective::send_recv && "point-to-point messages connect simulated devices");
-    lower_mirrored(graph, tag, message, position_of(*only_member));
+    if (all_to_all)
+      lower_mirrored_direct(graph, tag, message, position_of(*only_member));
+    else
+      lower_mirrored(graph, tag, message, position_of(*only_member));
     // Unfolded, every member sends one transfer per step.
     graph.on_folded_collective(devices_.size(), static_cast<std::uint64_t>(steps_) * devices_.size());
   } else {
@@ -91,6 +94,29 @@ void CollectiveInstance::lower_mirrored(TaskSink& graph, const TaskTag& tag, Tra
     for (TaskId next : {send, receive}) {
       graph.add_dependency(transfers_[static_cast<std::size_t>(step - 1) * 2], next);
       graph.add_dependency(transfers_[static_cast<std::size_t>(step - 1) * 2 + 1], next);
+    }
+  }
+}
+
+void CollectiveInstance::lower_mirrored_direct(TaskSink& graph, const TaskTag& tag, Transfer message,
+                                               std::size_t member) {
+  // The simulated member's side of a direct all-to-all: it sends 1/n to every peer and every
+  // peer sends 1/n to it, all at once, as the unfolded direct schedule does for each member.
+  const std::size_t n = devices_.size();
+  mirrored_ = true;
+  senders_ = 2;
+  schedule_entries_.assign(n, {});
+  schedule_exits_.assign(n, {});
+  for (std::size_t k = 1; k < n; ++k) {
+    message.step = static_cast<std::int32_t>(k - 1);
+    message.peer = devices_[(member + k) % n];
+    const TaskId send = graph.add_transfer(devices_[member], tag, message);
+    message.peer = devices_[member];
+    const TaskId receive = graph.add_transfer(devices_[(member + n - k) % n], tag, message);
+    for (TaskId id : {send, receive}) {
+      transfers_.push_back(id);
+      schedule_entries_[member].push_back(id);
+      schedule_exits_[member].push_back(id);
     }
   }
 }

@@ -26,10 +26,12 @@ struct Run {
   analysis::Summary summary;
 };
 
-Run simulate(const model::TransformerConfig& m, const model::TrainingPlan& plan) {
+Run simulate(const model::TransformerConfig& m, const model::TrainingPlan& plan, bool fold = false) {
   const auto cluster = testing::cluster_of(1, 4);
   const cost::RooflineCostModel cost(cluster.device);
-  Run run{lowering::lower_iteration(m, plan, cost), {}};
+  lowering::LoweringOptions options;
+  options.fold_replicas = fold;
+  Run run{lowering::lower_iteration(m, plan, cost, options), {}};
   const auto timeline = engine::simulate(run.graph, platform::build_topology(cluster, plan.world_size()));
   run.summary = analysis::summarize(run.graph, timeline, m, plan, cluster);
   return run;
@@ -77,4 +79,14 @@ TEST_CASE("a skewed router slows the iteration by the busiest expert's extra gro
         0.99 * (skewed_expert - balanced_expert));
   // Model FLOPs do not grow with skew: the extra rows are not model work.
   CHECK(skewed.summary.model_flops.value() == doctest::Approx(balanced.summary.model_flops.value()));
+}
+
+TEST_CASE("folding replicas keeps the direct all-to-all exact: the simulated member sends to and receives from all") {
+  const auto full = simulate(small_moe(1.0), expert_plan(), false);
+  const auto folded = simulate(small_moe(1.0), expert_plan(), true);
+  CHECK(folded.graph.size() < full.graph.size());
+  CHECK(folded.summary.iteration_time.value() == doctest::Approx(full.summary.iteration_time.value()).epsilon(1e-9));
+  const auto expert = analysis::index(model::CommGroup::expert);
+  CHECK(folded.summary.comm_busy_by_group[expert].value() ==
+        doctest::Approx(full.summary.comm_busy_by_group[expert].value()).epsilon(1e-9));
 }
