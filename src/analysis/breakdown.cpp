@@ -8,14 +8,14 @@
 namespace twocs::analysis {
 namespace {
 
-/// A start (+1) or end (-1) of an activity on the device: compute (channel 3) or a group (0-2).
+/// A start (+1) or end (-1) of an activity on the device: compute (the last channel) or a group.
 struct Edge {
   double time;
   int channel;
   int delta;
 };
 
-constexpr int compute_channel = 3;
+constexpr int compute_channel = static_cast<int>(model::comm_group_count);
 
 std::vector<Edge> edges_of(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                            lowering::DeviceId device) {
@@ -41,15 +41,15 @@ DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::T
                                lowering::DeviceId device, units::Seconds iteration_time) {
   DeviceBreakdown out;
   const auto edges = edges_of(graph, timeline, device);
-  std::array<int, 4> active{};
+  std::array<int, model::comm_group_count + 1> active{};
   double compute = 0, overlapped = 0, exposed = 0, comm_busy = 0;
-  std::array<double, 3> exposed_by{}, busy_by{};
+  std::array<double, model::comm_group_count> exposed_by{}, busy_by{};
   for (std::size_t i = 0; i + 1 < edges.size(); ++i) {
     active[static_cast<std::size_t>(edges[i].channel)] += edges[i].delta;
     const double length = edges[i + 1].time - edges[i].time;
     if (length <= 0) continue;
     int groups = 0;
-    for (std::size_t g = 0; g < 3; ++g) {
+    for (std::size_t g = 0; g < model::comm_group_count; ++g) {
       if (active[g] <= 0) continue;
       ++groups;
       busy_by[g] += length;
@@ -63,7 +63,7 @@ DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::T
       continue;
     }
     exposed += length;
-    for (std::size_t g = 0; g < 3; ++g)
+    for (std::size_t g = 0; g < model::comm_group_count; ++g)
       if (active[g] > 0) exposed_by[g] += length / groups;
   }
   out.breakdown.compute = units::Seconds(compute);
@@ -76,7 +76,7 @@ DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::T
     out.breakdown.idle = units::Seconds(0);
   }
   out.comm_busy = units::Seconds(comm_busy);
-  for (std::size_t g = 0; g < 3; ++g) {
+  for (std::size_t g = 0; g < model::comm_group_count; ++g) {
     out.exposed_by_group[g] = units::Seconds(exposed_by[g]);
     out.busy_by_group[g] = units::Seconds(busy_by[g]);
   }

@@ -17,6 +17,7 @@
 #include "analyze_command.hpp"
 #include "calibrate_command.hpp"
 #include "collbench_command.hpp"
+#include "import_command.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
 #include "study_report_command.hpp"
@@ -105,6 +106,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   const CLI::App* sweep = add_sweep_command(app, sweep_options);
   StudyReportOptions report_options;
   const CLI::App* study_report = add_study_report_command(app, report_options);
+  ImportOptions import_options;
+  const CLI::App* import_hf = add_import_command(app, import_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -136,6 +139,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       run_analyze(analyze_options, out);
     else if (sweep->parsed())
       return run_sweep_command(sweep_options, out, err);
+    else if (import_hf->parsed())
+      run_import_hf(import_options, out);
     else if (study_report->parsed())
       write_study_report(report_options.results, report_options.output, report_options);
     else {

@@ -15,8 +15,17 @@ using model::TrainingPlan;
 using model::TransformerConfig;
 
 constexpr std::array<std::string_view, 2> workload_keys = {"model", "training"};
-constexpr std::array<std::string_view, 9> model_keys = {"name",       "layers",   "hidden", "heads",  "kv_heads",
-                                                        "ffn_hidden", "ffn_kind", "vocab",  "seq_len"};
+constexpr std::array<std::string_view, 15> model_keys = {
+    "name",    "layers", "hidden",   "heads",          "kv_heads",        "ffn_hidden", "ffn_kind", "vocab",
+    "seq_len", "norm",   "position", "attention_mask", "tied_embeddings", "head_dim",   "moe"};
+constexpr std::array<std::string_view, 7> moe_keys = {
+    "experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers", "capacity_factor", "load_imbalance"};
+constexpr std::array<std::string_view, 2> norm_names = {"layernorm", "rmsnorm"};
+constexpr std::array norm_values = {model::NormKind::layernorm, model::NormKind::rmsnorm};
+constexpr std::array<std::string_view, 2> position_names = {"learned", "rope"};
+constexpr std::array position_values = {model::PositionKind::learned, model::PositionKind::rope};
+constexpr std::array<std::string_view, 2> mask_names = {"causal", "full"};
+constexpr std::array mask_values = {model::AttentionMask::causal, model::AttentionMask::full};
 constexpr std::array<std::string_view, 12> training_keys = {
     "global_batch", "micro_batch",       "dtype",   "parallelism", "recompute", "optimizer",
     "attention",    "pipeline_schedule", "overlap", "framework",   "host",      "grad_reduce"};
@@ -27,8 +36,8 @@ constexpr std::array framework_values = {model::Framework::megatron_lm, model::F
 constexpr std::array<std::string_view, 3> grad_reduce_names = {"auto", "fp32", "model"};
 constexpr std::array grad_reduce_values = {TrainingPlan::GradReduce::automatic, TrainingPlan::GradReduce::fp32,
                                            TrainingPlan::GradReduce::model_dtype};
-constexpr std::array<std::string_view, 6> parallelism_keys = {"tensor",   "pipeline",       "data",
-                                                              "sequence", "virtual_stages", "stage_layers"};
+constexpr std::array<std::string_view, 8> parallelism_keys = {"tensor",         "pipeline",     "data",    "sequence",
+                                                              "virtual_stages", "stage_layers", "context", "expert"};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
 constexpr std::array<std::string_view, 3> overlap_keys = {"dp_grad_reduce", "bucket_size", "tp_async_backward"};
 
@@ -57,6 +66,49 @@ std::int64_t default_ffn_hidden(const Field& hidden_field, std::int64_t hidden) 
   return 4 * hidden;
 }
 
+/// A whole number that may be 0 (shared experts, dense layers).
+std::int64_t read_count_or_zero(const Field& f) {
+  if (f.value && f.value->kind == YamlNode::Kind::scalar && !f.value->is_string && f.value->scalar == "0") return 0;
+  return read_count(f);
+}
+
+/// A ratio >= 1 (capacity factor, load imbalance).
+double read_ratio(const Field& f) {
+  const double v = read_real(f);
+  if (!(v >= 1.0))
+    fail_at(f.where(), f.path, fmt::format("{} must be at least 1, got {}", f.path, v),
+            "write 1 for balanced (or no) capacity limit, e.g. 1.25");
+  return v;
+}
+
+model::MoeConfig read_moe(const Field& field) {
+  const MappingReader m(field, moe_keys);
+  model::MoeConfig moe;
+  moe.experts = read_count(m.required("experts", "128"));
+  moe.top_k = read_count(m.required("top_k", "8"));
+  moe.expert_ffn_hidden = read_count(m.required("expert_ffn_hidden", "1536"));
+  if (const auto f = m.optional("shared_experts")) moe.shared_experts = read_count_or_zero(*f);
+  if (const auto f = m.optional("dense_layers")) moe.dense_layers = read_count_or_zero(*f);
+  if (const auto f = m.optional("capacity_factor")) {
+    const bool none = f->value && f->value->kind == YamlNode::Kind::scalar && f->value->scalar == "none";
+    moe.capacity_factor = none ? 0.0 : read_ratio(*f);
+  }
+  if (const auto f = m.optional("load_imbalance")) moe.load_imbalance = read_ratio(*f);
+  if (moe.top_k > moe.experts)
+    fail_at(field.where(), field.path + ".top_k",
+            fmt::format("top_k = {} exceeds experts = {}", moe.top_k, moe.experts), "route to at most `experts`");
+  return moe;
+}
+
+void read_modern_keys(const MappingReader& m, TransformerConfig& c) {
+  if (const auto f = m.optional("norm")) c.norm = read_enum(*f, norm_names, norm_values);
+  if (const auto f = m.optional("position")) c.position = read_enum(*f, position_names, position_values);
+  if (const auto f = m.optional("attention_mask")) c.attention_mask = read_enum(*f, mask_names, mask_values);
+  if (const auto f = m.optional("tied_embeddings")) c.tied_embeddings = read_bool(*f);
+  if (const auto f = m.optional("head_dim")) c.head_dim_override = read_count(*f);
+  if (const auto f = m.optional("moe")) c.moe = read_moe(*f);
+}
+
 TransformerConfig read_model(const Field& field, std::string_view default_name) {
   const MappingReader m(field, model_keys);
   TransformerConfig c;
@@ -73,6 +125,7 @@ TransformerConfig read_model(const Field& field, std::string_view default_name) 
   if (const auto kind = m.optional("ffn_kind")) c.ffn_kind = read_enum(*kind, ffn_names, ffn_values);
   c.vocab = read_count(m.required("vocab", "51200"));
   c.seq_len = read_count(m.required("seq_len", "2048"));
+  read_modern_keys(m, c);
   return c;
 }
 
@@ -84,6 +137,8 @@ model::Parallelism read_parallelism(const Field& field) {
   par.data = read_count(p.required("data", "16"));
   if (const auto f = p.optional("sequence")) par.sequence = read_bool(*f);
   if (const auto f = p.optional("virtual_stages")) par.virtual_stages = read_count(*f);
+  if (const auto f = p.optional("context")) par.context = read_count(*f);
+  if (const auto f = p.optional("expert")) par.expert = read_count(*f);
   if (const auto f = p.optional("stage_layers"))
     for (const Field& item : read_list(*f)) par.stage_layers.push_back(read_count(item));
   return par;

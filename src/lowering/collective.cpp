@@ -15,6 +15,8 @@ RingPlan ring_plan(model::Collective kind, std::size_t devices, units::Bytes siz
   case model::Collective::reduce_scatter:
   case model::Collective::all_gather: return {n - 1, size / static_cast<double>(n)};
   case model::Collective::send_recv: return {1, size};
+  // Pairwise exchange: n - 1 rounds, each sending the 1/n of the buffer meant for one peer.
+  case model::Collective::all_to_all: return {n - 1, size / static_cast<double>(n)};
   }
   return {0, units::Bytes(0)};
 }
@@ -30,16 +32,23 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   message.bytes = plan.chunk;
   message.collective = instance_id;
   message.group = spec.group;
-  if (spec.algorithm != Algorithm::ring && !only_member && steps_ > 0) {
+  // An all-to-all is always the direct pairwise exchange (NCCL's alltoall: one send and
+  // receive per peer); folded, the mirrored ring carries the same bytes per member.
+  const bool all_to_all = spec.kind == model::Collective::all_to_all;
+  if ((spec.algorithm != Algorithm::ring || all_to_all) && !only_member && steps_ > 0) {
     ScheduleShape shape = spec.shape;
     shape.ranks = static_cast<std::int32_t>(devices_.size());
-    auto lowered = add_schedule(graph, make_schedule(spec.algorithm, kind_of(spec.kind), spec.size, shape), devices_,
-                                tag, message);
+    const Algorithm algorithm = all_to_all ? Algorithm::direct : spec.algorithm;
+    auto lowered =
+        add_schedule(graph, make_schedule(algorithm, kind_of(spec.kind), spec.size, shape), devices_, tag, message);
     schedule_entries_ = std::move(lowered.entries);
     schedule_exits_ = std::move(lowered.exits);
   } else if (only_member && steps_ > 0) {
     assert(spec.kind != model::Collective::send_recv && "point-to-point messages connect simulated devices");
-    lower_mirrored(graph, tag, message, position_of(*only_member));
+    if (all_to_all)
+      lower_mirrored_direct(graph, tag, message, position_of(*only_member));
+    else
+      lower_mirrored(graph, tag, message, position_of(*only_member));
     // Unfolded, every member sends one transfer per step.
     graph.on_folded_collective(devices_.size(), static_cast<std::uint64_t>(steps_) * devices_.size());
   } else {
@@ -85,6 +94,29 @@ void CollectiveInstance::lower_mirrored(TaskSink& graph, const TaskTag& tag, Tra
     for (TaskId next : {send, receive}) {
       graph.add_dependency(transfers_[static_cast<std::size_t>(step - 1) * 2], next);
       graph.add_dependency(transfers_[static_cast<std::size_t>(step - 1) * 2 + 1], next);
+    }
+  }
+}
+
+void CollectiveInstance::lower_mirrored_direct(TaskSink& graph, const TaskTag& tag, Transfer message,
+                                               std::size_t member) {
+  // The simulated member's side of a direct all-to-all: it sends 1/n to every peer and every
+  // peer sends 1/n to it, all at once, as the unfolded direct schedule does for each member.
+  const std::size_t n = devices_.size();
+  mirrored_ = true;
+  senders_ = 2;
+  schedule_entries_.assign(n, {});
+  schedule_exits_.assign(n, {});
+  for (std::size_t k = 1; k < n; ++k) {
+    message.step = static_cast<std::int32_t>(k - 1);
+    message.peer = devices_[(member + k) % n];
+    const TaskId send = graph.add_transfer(devices_[member], tag, message);
+    message.peer = devices_[member];
+    const TaskId receive = graph.add_transfer(devices_[(member + n - k) % n], tag, message);
+    for (TaskId id : {send, receive}) {
+      transfers_.push_back(id);
+      schedule_entries_[member].push_back(id);
+      schedule_exits_[member].push_back(id);
     }
   }
 }

@@ -7,7 +7,10 @@ namespace twocs::lowering::detail {
 void synchronise_embedding(const IterationContext& context, DeviceLowering& device) {
   const auto& first = context.chunks.front();
   const auto& last = context.chunks.back();
-  if (first.stage == last.stage || (device.at.pipeline != first.stage && device.at.pipeline != last.stage)) return;
+  // Untied input and output embeddings (LLaMA) have nothing to synchronise.
+  if (!context.model.tied_embeddings || first.stage == last.stage ||
+      (device.at.pipeline != first.stage && device.at.pipeline != last.stage))
+    return;
   const DeviceId a = context.device_of_chunk(device.at, first.chunk);
   const DeviceId b = context.device_of_chunk(device.at, last.chunk);
   const auto elements = static_cast<double>(model::local_vocab(context.model.vocab, context.plan.parallelism.tensor) *

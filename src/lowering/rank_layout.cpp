@@ -4,9 +4,9 @@
 
 namespace twocs::lowering {
 
-RankLayout::RankLayout(std::int64_t tensor, std::int64_t data, std::int64_t pipeline)
-    : tensor_(tensor), data_(data), pipeline_(pipeline) {
-  assert(tensor >= 1 && data >= 1 && pipeline >= 1);
+RankLayout::RankLayout(std::int64_t tensor, std::int64_t data, std::int64_t pipeline, std::int64_t expert)
+    : tensor_(tensor), data_(data), pipeline_(pipeline), expert_(expert) {
+  assert(tensor >= 1 && data >= 1 && pipeline >= 1 && expert >= 1 && data % expert == 0);
 }
 
 DeviceId RankLayout::rank(const RankCoordinates& c) const {
@@ -30,6 +30,13 @@ std::vector<DeviceId> RankLayout::group(DeviceId rank, model::CommGroup dimensio
   case model::CommGroup::data:
     for (c.data = 0; c.data < data_; ++c.data) members.push_back(this->rank(c));
     break;
+  case model::CommGroup::expert: {
+    // Megatron-Core builds expert-parallel groups from adjacent data-parallel ranks
+    // (parallel_state.py, RankGenerator with order tp-ep-dp-pp for the expert mesh).
+    const std::int64_t first = c.data / expert_ * expert_;
+    for (c.data = first; c.data < first + expert_; ++c.data) members.push_back(this->rank(c));
+    break;
+  }
   case model::CommGroup::pipeline:
     for (c.pipeline = 0; c.pipeline < pipeline_; ++c.pipeline) members.push_back(this->rank(c));
     break;

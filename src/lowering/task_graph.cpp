@@ -14,6 +14,7 @@ std::string_view to_string(Stream s) {
   case Stream::tensor_comm: return "comm.tensor";
   case Stream::pipeline_comm: return "comm.pipeline";
   case Stream::data_comm: return "comm.data";
+  case Stream::expert_comm: return "comm.expert";
   }
   return "?";
 }
@@ -23,6 +24,7 @@ Stream stream_for(model::CommGroup group) {
   case model::CommGroup::tensor: return Stream::tensor_comm;
   case model::CommGroup::pipeline: return Stream::pipeline_comm;
   case model::CommGroup::data: return Stream::data_comm;
+  case model::CommGroup::expert: return Stream::expert_comm;
   }
   return Stream::tensor_comm;
 }

@@ -65,7 +65,8 @@ StepSequence embedding_backward(const LayerShape& shape) {
   ComputeOp wgrad = memory_bound("embed.wgrad", OpKind::embedding, Pass::backward, shape.dtype, bsh,
                                  kernel_bytes::embedding_backward(shape.dtype), kernel_flops::embedding);
   // Word embedding slice plus the (replicated) learned position embedding.
-  wgrad.grad_params = local_vocab(m.vocab, shape.tensor) * m.hidden + m.seq_len * m.hidden;
+  wgrad.grad_params = local_vocab(m.vocab, shape.tensor) * m.hidden;
+  if (m.position == PositionKind::learned) wgrad.grad_params += m.seq_len * m.hidden;
   steps.push_back(std::move(wgrad));
   return steps;
 }
@@ -77,7 +78,7 @@ StepSequence output_head_forward(const LayerShape& shape) {
   const double logits = as_double(d.tokens) * as_double(vocab_local);
   StepSequence steps;
   steps.push_back(memory_bound("head.norm", OpKind::normalization, Pass::forward, shape.dtype, d.norm_elements,
-                               kernel_bytes::norm_forward(shape.dtype), kernel_flops::norm_forward));
+                               kernel_bytes::norm_forward(shape.dtype), kernel_flops::norm_forward_of(m.norm)));
   if (shape.sequence_parallel)
     steps.push_back(
         collective("head.logits.all_gather", Collective::all_gather, CommGroup::tensor, Pass::forward, d.activation));
@@ -104,11 +105,12 @@ StepSequence output_head_backward(const LayerShape& shape, bool owns_word_embedd
   steps.push_back(memory_bound("head.cross_entropy.bwd", OpKind::softmax, Pass::backward, shape.dtype, logits,
                                ce_backward_bytes(shape.dtype), kernel_flops::cross_entropy));
   // The logits layer is column-parallel: its backward mirrors QKV and fc1. No bias.
-  detail::add_column_parallel_backward(steps, shape, d, "head.logits", m.hidden, vocab_local, 0,
-                                       owns_word_embedding_grad ? -1 : 0);
+  // An untied output layer (LLaMA) always owns its weight gradient.
+  const bool owns = owns_word_embedding_grad || !m.tied_embeddings;
+  detail::add_column_parallel_backward(steps, shape, d, "head.logits", m.hidden, vocab_local, 0, owns ? -1 : 0);
   ComputeOp norm = memory_bound("head.norm.bwd", OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
                                 kernel_bytes::norm_backward(shape.dtype), kernel_flops::norm_backward);
-  norm.grad_params = 2 * m.hidden;
+  norm.grad_params = detail::norm_parameters(m);
   steps.push_back(std::move(norm));
   return steps;
 }

@@ -43,7 +43,7 @@ void add_fused_attention_forward(StepSequence& steps, const LayerShape& shape, c
   const HeadSizes h = head_sizes(shape, d);
   const double e = element_size(shape.dtype);
   // Q.K^T and P.V: two GEMMs of 2 s^2 d per head, as one GEMM of k = 2d.
-  ComputeOp op = batched_gemm("attn.flash", pass, shape.dtype, {m.seq_len, m.seq_len, 2 * m.head_dim(), h.heads});
+  ComputeOp op = batched_gemm("attn.flash", pass, shape.dtype, {m.seq_len, d.attended_keys, 2 * m.head_dim(), h.heads});
   // Read Q, K, V and write O once; write the fp32 log-sum-exp of each row.
   op.bytes = units::Bytes(as_double(h.heads) * (4 * e * h.matrix + 4 * h.rows));
   steps.push_back(std::move(op));
@@ -55,12 +55,12 @@ void add_fused_attention_backward(StepSequence& steps, const LayerShape& shape, 
   const double e = element_size(shape.dtype);
   // S = Q.K^T recomputed from Q, K and the saved statistics (Dao et al. 2022, Algorithm 4, line 11).
   ComputeOp recompute = batched_gemm("attn.flash.bwd.recompute", Pass::recompute, shape.dtype,
-                                     {m.seq_len, m.seq_len, m.head_dim(), h.heads});
+                                     {m.seq_len, d.attended_keys, m.head_dim(), h.heads});
   recompute.bytes = units::Bytes(0); // its operands are counted with the kernel below
   steps.push_back(std::move(recompute));
   // dV = P^T.dO, dP = dO.V^T, dQ = dS.K, dK = dS^T.Q: four GEMMs of 2 s^2 d per head.
-  ComputeOp op =
-      batched_gemm("attn.flash.bwd", Pass::backward, shape.dtype, {m.seq_len, m.seq_len, m.head_dim(), 4 * h.heads});
+  ComputeOp op = batched_gemm("attn.flash.bwd", Pass::backward, shape.dtype,
+                              {m.seq_len, d.attended_keys, m.head_dim(), 4 * h.heads});
   // Read Q, K, V, O, dO; write dK, dV and dQ, the latter accumulated in fp32 (written, read back)
   // and converted; read the statistics, write and read D = rowsum(dO * O), both fp32 per row.
   op.bytes = units::Bytes(as_double(h.heads) * (8 * e * h.matrix + 8 * h.matrix + 12 * h.rows));

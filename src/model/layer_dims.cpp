@@ -18,10 +18,19 @@ LayerDims dims_of(const LayerShape& shape) {
   d.attention_scores =
       as_double(shape.micro_batch) * as_double(d.local_heads) * as_double(m.seq_len) * as_double(m.seq_len);
   d.qkv_local = m.qkv_width() / t;
+  d.attention_local = m.attention_width() / t;
   const std::int64_t ffn_columns = m.ffn_kind == FfnKind::swiglu ? 2 * m.ffn_hidden : m.ffn_hidden;
   d.ffn_in_local = ffn_columns / t;
   d.ffn_out_local = m.ffn_hidden / t;
   d.activation = size_of(bsh, shape.dtype);
+  // Grouped K/V heads fewer than t are replicated, one per rank (Megatron-Core GQA).
+  const std::int64_t kv_local = m.kv_heads >= t ? m.kv_heads / t : 1;
+  d.rope_elements = as_double(d.tokens) * as_double(d.local_heads + kv_local) * as_double(m.head_dim());
+  const bool causal = m.attention_mask == AttentionMask::causal;
+  d.masked_share = causal ? 0.5 : 0.0;
+  // A causal FlashAttention-2 kernel skips the key blocks above the diagonal: s / 2 keys per
+  // query on average (Dao 2023, section 3.1.1).
+  d.attended_keys = causal ? m.seq_len / 2 : m.seq_len;
   return d;
 }
 

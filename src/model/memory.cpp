@@ -35,7 +35,10 @@ StageContents contents_of(std::int64_t stage, const std::vector<ModelChunk>& chu
   if (c.has_output_head) {
     c.parameters += counts.final_norm;
     // A last stage without the embedding keeps its own copy of the tied word embedding.
-    if (!c.has_embedding) c.parameters += local_vocab(model.vocab, tensor) * model.hidden;
+    if (!model.tied_embeddings)
+      c.parameters += counts.output;
+    else if (!c.has_embedding)
+      c.parameters += local_vocab(model.vocab, tensor) * model.hidden;
   }
   return c;
 }
@@ -114,7 +117,7 @@ std::int64_t MemoryReport::peak_stage() const {
 MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan& plan) {
   const auto& par = plan.parallelism;
   const bool sp = par.sequence && par.tensor > 1;
-  const auto counts = count_parameters(model, par.tensor);
+  const auto counts = count_parameters(model, par.tensor, par.expert);
   const auto chunks = partition_layers(model, plan);
   const auto per_param = bytes_per_parameter(plan);
   const auto sharding = plan.optimizer.sharding;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <twocs/model/dtype.hpp>
+#include <twocs/model/transformer.hpp>
 
 namespace twocs::model::kernel_bytes {
 
@@ -23,6 +24,8 @@ inline double swiglu_forward(Dtype d)           { return 3 * element_size(d); } 
 inline double swiglu_backward(Dtype d)          { return 5 * element_size(d); }     // read dy, gate, up; write 2 grads
 inline double embedding_forward(Dtype d)        { return 2 * element_size(d); }     // gather rows, write output
 inline double embedding_backward(Dtype d)       { return 3 * element_size(d); }     // read dy; read-modify-write rows
+inline double rope(Dtype d)                     { return 2 * element_size(d); }     // read q/k, write rotated (cos/sin table stays in cache)
+inline double permute(Dtype d)                  { return 2 * element_size(d); }     // MoE token gather/scatter: read, write
 // clang-format on
 // LayerNorm backward as Apex's fused LayerNorm runs it (apex/csrc/layer_norm_cuda_kernel.cu,
 // cuda_layer_norm_gradient): a pass for the scale and shift gradients reads dy and x (2e), a pass
@@ -33,7 +36,12 @@ inline double embedding_backward(Dtype d)       { return 3 * element_size(d); } 
 
 namespace twocs::model::kernel_flops {
 
-inline constexpr double norm_forward = 8; // mean, variance, normalise, scale, shift
+inline constexpr double norm_forward = 8;     // mean, variance, normalise, scale, shift
+inline constexpr double rms_norm_forward = 4; // square-sum, normalise, scale (Zhang & Sennrich 2019)
+inline constexpr double rope = 3;             // x * cos + rotate(x) * sin (Su et al. 2021, Eq. 34)
+[[nodiscard]] constexpr double norm_forward_of(NormKind k) {
+  return k == NormKind::rmsnorm ? rms_norm_forward : norm_forward;
+}
 inline constexpr double norm_backward = 12;
 inline constexpr double softmax_forward = 5; // scale, mask, max, exp, divide
 inline constexpr double softmax_backward = 4;

@@ -32,6 +32,7 @@ std::string_view to_string(Collective c) {
   case Collective::reduce_scatter: return "reduce_scatter";
   case Collective::all_gather: return "all_gather";
   case Collective::send_recv: return "send_recv";
+  case Collective::all_to_all: return "all_to_all";
   }
   return "?";
 }
@@ -41,6 +42,7 @@ std::string_view to_string(CommGroup g) {
   case CommGroup::tensor: return "tensor";
   case CommGroup::pipeline: return "pipeline";
   case CommGroup::data: return "data";
+  case CommGroup::expert: return "expert";
   }
   return "?";
 }

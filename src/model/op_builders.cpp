@@ -1,5 +1,7 @@
 #include "op_builders.hpp"
 
+#include "layer_dims.hpp"
+
 #include <utility>
 
 namespace twocs::model::detail {
@@ -48,6 +50,15 @@ ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, do
   op.flops = units::Flops(elements * flops_per_element);
   op.bytes = units::Bytes(elements * bytes_per_element);
   return op;
+}
+
+ComputeOp masked(ComputeOp op, const LayerDims& d) {
+  op.masked_share = d.masked_share;
+  return op;
+}
+
+std::int64_t norm_parameters(const TransformerConfig& m) {
+  return m.norm == NormKind::rmsnorm ? m.hidden : 2 * m.hidden;
 }
 
 CollectiveOp collective(std::string name, Collective kind, CommGroup group, Pass pass, units::Bytes size,

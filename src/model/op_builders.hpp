@@ -5,6 +5,7 @@
 #include <string>
 
 #include <twocs/model/operator.hpp>
+#include <twocs/model/transformer.hpp>
 
 namespace twocs::model::detail {
 
@@ -23,6 +24,12 @@ ComputeOp batched_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
 /// `flops_per_element` of arithmetic each.
 ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, double elements, double bytes_per_element,
                        double flops_per_element);
+
+/// `op` with the masked share of a causal attention GEMM (`d.masked_share`, no model FLOPs).
+ComputeOp masked(ComputeOp op, const struct LayerDims& d);
+
+/// Parameters of one norm: scale and shift for LayerNorm, scale only for RMSNorm.
+[[nodiscard]] std::int64_t norm_parameters(const TransformerConfig& m);
 
 CollectiveOp collective(std::string name, Collective kind, CommGroup group, Pass pass, units::Bytes size,
                         int overlapped_ops = 0);

@@ -3,10 +3,11 @@
 #include <twocs/model/layer_ops.hpp>
 
 #include "layer_dims.hpp"
+#include "op_builders.hpp"
 
 namespace twocs::model {
 
-ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t tensor) {
+ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t tensor, std::int64_t expert) {
   LayerShape shape;
   shape.model = model;
   shape.tensor = tensor;
@@ -14,10 +15,27 @@ ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t te
   const std::int64_t h = model.hidden;
   ParameterCounts counts;
   // Column-parallel weights and biases are split; row-parallel biases and norms are replicated.
-  counts.per_layer = (h * d.qkv_local + d.qkv_local) + (h / tensor * h + h) + (h * d.ffn_in_local + d.ffn_in_local) +
-                     (d.ffn_out_local * h + h) + 2 * (2 * h);
-  counts.embedding = local_vocab(model.vocab, tensor) * h + model.seq_len * h;
-  counts.final_norm = 2 * h;
+  const std::int64_t norm = detail::norm_parameters(model);
+  counts.per_layer = (h * d.qkv_local + d.qkv_local) + (d.attention_local * h + h) +
+                     (h * d.ffn_in_local + d.ffn_in_local) + (d.ffn_out_local * h + h) + 2 * norm;
+  if (model.moe) {
+    // A MoE layer: router (replicated), the rank's experts whole (not tensor-split), and the
+    // shared experts as a tensor-parallel MLP (Megatron-Core, expert-tensor-parallel size 1).
+    const auto& moe = *model.moe;
+    const std::int64_t fe = moe.expert_ffn_hidden;
+    const std::int64_t fc1 = model.ffn_kind == FfnKind::swiglu ? 2 * fe : fe;
+    const std::int64_t shared_f = moe.shared_experts * fe;
+    const std::int64_t shared_fc1 = model.ffn_kind == FfnKind::swiglu ? 2 * shared_f : shared_f;
+    const std::int64_t dense_mlp = (h * d.ffn_in_local + d.ffn_in_local) + (d.ffn_out_local * h + h);
+    const std::int64_t shared =
+        shared_f > 0 ? (h * shared_fc1 / tensor + shared_fc1 / tensor) + (shared_f / tensor * h + h) : 0;
+    counts.per_layer =
+        counts.per_layer - dense_mlp + h * moe.experts + shared + moe.experts / expert * (h * fc1 + fe * h);
+  }
+  counts.embedding = local_vocab(model.vocab, tensor) * h;
+  if (model.position == PositionKind::learned) counts.embedding += model.seq_len * h;
+  counts.output = model.tied_embeddings ? 0 : local_vocab(model.vocab, tensor) * h;
+  counts.final_norm = norm;
   return counts;
 }
 

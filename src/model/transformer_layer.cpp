@@ -11,6 +11,7 @@
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
+#include "moe_layer.hpp"
 #include "op_builders.hpp"
 #include "tensor_parallel.hpp"
 
@@ -31,21 +32,51 @@ void add_attention_core_forward(StepSequence& steps, const LayerShape& shape, co
   const auto& m = shape.model;
   const std::int64_t batch = shape.micro_batch * d.local_heads;
   // Scores Q.K^T: [s x d_head] . [d_head x s] per head: 2 b s^2 h / t FLOPs (Narayanan et al. SC'21, Eq. 3).
-  steps.push_back(detail::batched_gemm("attn.scores", pass, shape.dtype, {m.seq_len, m.seq_len, m.head_dim(), batch}));
+  steps.push_back(detail::masked(
+      detail::batched_gemm("attn.scores", pass, shape.dtype, {m.seq_len, m.seq_len, m.head_dim(), batch}), d));
   steps.push_back(memory_bound("attn.softmax", OpKind::softmax, pass, shape.dtype, d.attention_scores,
                                kernel_bytes::softmax_forward(shape.dtype), kernel_flops::softmax_forward));
   steps.push_back(memory_bound("attn.dropout", OpKind::elementwise, pass, shape.dtype, d.attention_scores,
                                kernel_bytes::dropout_forward(shape.dtype), kernel_flops::dropout));
   // Attention over values: [s x s] . [s x d_head] per head: 2 b s^2 h / t FLOPs.
-  steps.push_back(detail::batched_gemm("attn.context", pass, shape.dtype, {m.seq_len, m.head_dim(), m.seq_len, batch}));
+  steps.push_back(detail::masked(
+      detail::batched_gemm("attn.context", pass, shape.dtype, {m.seq_len, m.head_dim(), m.seq_len, batch}), d));
 }
+
+} // namespace
+
+namespace detail {
+
+void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
+  const auto& m = shape.model;
+  const LayerDims d = dims_of(shape);
+  const auto with_pass = [pass](auto step) {
+    step.pass = pass;
+    return step;
+  };
+  if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "mlp.fc1")));
+  steps.push_back(with_pass(detail::linear_forward("mlp.fc1", shape.dtype, d.tokens, m.hidden, d.ffn_in_local)));
+  const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
+  if (m.ffn_kind == FfnKind::swiglu)
+    steps.push_back(memory_bound("mlp.swiglu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
+                                 kernel_bytes::swiglu_forward(shape.dtype), kernel_flops::swiglu));
+  else
+    steps.push_back(memory_bound("mlp.gelu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
+                                 kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
+  steps.push_back(with_pass(detail::linear_forward("mlp.fc2", shape.dtype, d.tokens, d.ffn_out_local, m.hidden)));
+  if (auto leave = leave_region_forward(shape, d, "mlp.fc2")) steps.push_back(with_pass(*leave));
+}
+
+} // namespace detail
+
+namespace {
 
 void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const auto& m = shape.model;
   const LayerDims d = dims_of(shape);
   const auto norm = [&](const char* name) {
     steps.push_back(memory_bound(name, OpKind::normalization, pass, shape.dtype, d.norm_elements,
-                                 kernel_bytes::norm_forward(shape.dtype), kernel_flops::norm_forward));
+                                 kernel_bytes::norm_forward(shape.dtype), kernel_flops::norm_forward_of(m.norm)));
   };
   const auto residual = [&](const char* name) {
     steps.push_back(memory_bound(name, OpKind::elementwise, pass, shape.dtype, d.norm_elements,
@@ -58,23 +89,18 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   norm("attn.norm");
   if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "attn.qkv")));
   steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.dtype, d.tokens, m.hidden, d.qkv_local)));
+  if (m.position == PositionKind::rope)
+    steps.push_back(memory_bound("attn.rope", OpKind::elementwise, pass, shape.dtype, d.rope_elements,
+                                 kernel_bytes::rope(shape.dtype), kernel_flops::rope));
   add_attention_core_forward(steps, shape, d, pass);
-  steps.push_back(
-      with_pass(detail::linear_forward("attn.out", shape.dtype, d.tokens, m.hidden / shape.tensor, m.hidden)));
+  steps.push_back(with_pass(detail::linear_forward("attn.out", shape.dtype, d.tokens, d.attention_local, m.hidden)));
   if (auto leave = leave_region_forward(shape, d, "attn.out")) steps.push_back(with_pass(*leave));
   residual("attn.residual");
   norm("mlp.norm");
-  if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "mlp.fc1")));
-  steps.push_back(with_pass(detail::linear_forward("mlp.fc1", shape.dtype, d.tokens, m.hidden, d.ffn_in_local)));
-  const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
-  if (m.ffn_kind == FfnKind::swiglu)
-    steps.push_back(memory_bound("mlp.swiglu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
-                                 kernel_bytes::swiglu_forward(shape.dtype), kernel_flops::swiglu));
+  if (shape.moe_ffn && m.moe)
+    detail::add_moe_forward(steps, shape, pass);
   else
-    steps.push_back(memory_bound("mlp.gelu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
-                                 kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
-  steps.push_back(with_pass(detail::linear_forward("mlp.fc2", shape.dtype, d.tokens, d.ffn_out_local, m.hidden)));
-  if (auto leave = leave_region_forward(shape, d, "mlp.fc2")) steps.push_back(with_pass(*leave));
+    detail::add_dense_ffn_forward(steps, shape, pass);
   residual("mlp.residual");
 }
 
@@ -89,6 +115,8 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.dtype = plan.dtype;
   shape.tp_async_backward = plan.overlap.tp_async_backward;
   shape.attention = plan.attention;
+  shape.expert = plan.parallelism.expert;
+  shape.moe_ffn = model.moe.has_value() && model.moe->dense_layers == 0;
   return shape;
 }
 

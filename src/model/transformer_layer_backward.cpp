@@ -11,6 +11,7 @@
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
+#include "moe_layer.hpp"
 #include "op_builders.hpp"
 #include "tensor_parallel.hpp"
 
@@ -43,21 +44,25 @@ void add_attention_core_backward(StepSequence& steps, const LayerShape& shape, c
   const std::int64_t s = m.seq_len;
   const std::int64_t dh = m.head_dim();
   // Context = P . V: dP = dC . V^T and dV = P^T . dC, each 2 b s^2 h / t FLOPs.
-  steps.push_back(detail::batched_gemm("attn.context.dgrad_probs", Pass::backward, shape.dtype, {s, s, dh, batch}));
-  steps.push_back(detail::batched_gemm("attn.context.dgrad_values", Pass::backward, shape.dtype, {s, dh, s, batch}));
+  steps.push_back(detail::masked(
+      detail::batched_gemm("attn.context.dgrad_probs", Pass::backward, shape.dtype, {s, s, dh, batch}), d));
+  steps.push_back(detail::masked(
+      detail::batched_gemm("attn.context.dgrad_values", Pass::backward, shape.dtype, {s, dh, s, batch}), d));
   steps.push_back(memory_bound("attn.dropout.bwd", OpKind::elementwise, Pass::backward, shape.dtype, d.attention_scores,
                                kernel_bytes::dropout_backward(shape.dtype), kernel_flops::dropout));
   steps.push_back(memory_bound("attn.softmax.bwd", OpKind::softmax, Pass::backward, shape.dtype, d.attention_scores,
                                kernel_bytes::softmax_backward(shape.dtype), kernel_flops::softmax_backward));
   // Scores = Q . K^T: dQ = dS . K and dK = dS^T . Q.
-  steps.push_back(detail::batched_gemm("attn.scores.dgrad_query", Pass::backward, shape.dtype, {s, dh, s, batch}));
-  steps.push_back(detail::batched_gemm("attn.scores.dgrad_key", Pass::backward, shape.dtype, {s, dh, s, batch}));
+  steps.push_back(detail::masked(
+      detail::batched_gemm("attn.scores.dgrad_query", Pass::backward, shape.dtype, {s, dh, s, batch}), d));
+  steps.push_back(
+      detail::masked(detail::batched_gemm("attn.scores.dgrad_key", Pass::backward, shape.dtype, {s, dh, s, batch}), d));
 }
 
 ComputeOp norm_backward(const LayerShape& shape, const LayerDims& d, const char* name) {
   ComputeOp op = memory_bound(name, OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
                               kernel_bytes::norm_backward(shape.dtype), kernel_flops::norm_backward);
-  op.grad_params = 2 * shape.model.hidden; // scale and shift
+  op.grad_params = detail::norm_parameters(shape.model); // scale (and shift)
   return op;
 }
 
@@ -68,11 +73,9 @@ ComputeOp residual_backward(const LayerShape& shape, const LayerDims& d, const c
 
 } // namespace
 
-StepSequence transformer_layer_backward(const LayerShape& shape) {
+void detail::add_dense_ffn_backward(StepSequence& steps, const LayerShape& shape) {
   const auto& m = shape.model;
   const LayerDims d = detail::dims_of(shape);
-  StepSequence steps;
-  steps.push_back(residual_backward(shape, d, "mlp.residual.bwd"));
   add_row_parallel_backward(steps, shape, d, "mlp.fc2", d.ffn_out_local, m.hidden);
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
   if (m.ffn_kind == FfnKind::swiglu)
@@ -82,10 +85,24 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
     steps.push_back(memory_bound("mlp.gelu.bwd", OpKind::elementwise, Pass::backward, shape.dtype, ffn_elements,
                                  kernel_bytes::gelu_backward(shape.dtype), kernel_flops::gelu_backward));
   add_column_parallel_backward(steps, shape, d, "mlp.fc1", m.hidden, d.ffn_in_local, d.ffn_in_local);
+}
+
+StepSequence transformer_layer_backward(const LayerShape& shape) {
+  const auto& m = shape.model;
+  const LayerDims d = detail::dims_of(shape);
+  StepSequence steps;
+  steps.push_back(residual_backward(shape, d, "mlp.residual.bwd"));
+  if (shape.moe_ffn && m.moe)
+    detail::add_moe_backward(steps, shape);
+  else
+    detail::add_dense_ffn_backward(steps, shape);
   steps.push_back(norm_backward(shape, d, "mlp.norm.bwd"));
   steps.push_back(residual_backward(shape, d, "attn.residual.bwd"));
-  add_row_parallel_backward(steps, shape, d, "attn.out", m.hidden / shape.tensor, m.hidden);
+  add_row_parallel_backward(steps, shape, d, "attn.out", d.attention_local, m.hidden);
   add_attention_core_backward(steps, shape, d);
+  if (m.position == PositionKind::rope)
+    steps.push_back(memory_bound("attn.rope.bwd", OpKind::elementwise, Pass::backward, shape.dtype, d.rope_elements,
+                                 kernel_bytes::rope(shape.dtype), kernel_flops::rope));
   add_column_parallel_backward(steps, shape, d, "attn.qkv", m.hidden, d.qkv_local, d.qkv_local);
   steps.push_back(norm_backward(shape, d, "attn.norm.bwd"));
   return steps;

@@ -172,6 +172,36 @@ void validate_stage_layers(const TransformerConfig& m, const Parallelism& par) {
                      "make the layer counts sum to model.layers");
 }
 
+/// Keys the contract fixes whose simulation is not built yet: refused, never silently ignored.
+void validate_not_yet_simulated(const TransformerConfig& m, const Parallelism& par) {
+  if (par.context != 1)
+    throw InputError(
+        fmt::format("training.parallelism.context = {}: context parallelism is not simulated yet", par.context),
+        "training.parallelism.context", "set context: 1 (fold the context ranks into data for now)");
+  if (par.expert != 1 && !m.moe)
+    throw InputError(fmt::format("training.parallelism.expert = {} needs a mixture-of-experts model", par.expert),
+                     "training.parallelism.expert", "add model.moe or set expert: 1");
+  // Expert parallelism is carved out of data parallelism (Megatron-Core).
+  if (par.data % par.expert != 0)
+    throw InputError(fmt::format("training.parallelism.data ({}) must be divisible by training.parallelism.expert ({})",
+                                 par.data, par.expert),
+                     "training.parallelism.expert",
+                     fmt::format("expert parallelism spans data-parallel ranks: use an expert degree that divides {}, "
+                                 "e.g. {}",
+                                 par.data, nearest_divisors(par.data, par.expert)));
+  if (m.moe && m.moe->dense_layers > 0)
+    throw InputError("model.moe.dense_layers > 0: a mix of dense and MoE layers is not simulated yet",
+                     "model.moe.dense_layers", "set dense_layers: 0 (every layer MoE)");
+  if (m.moe && m.moe->experts % par.expert != 0)
+    throw InputError(fmt::format("model.moe.experts ({}) must be divisible by training.parallelism.expert ({})",
+                                 m.moe->experts, par.expert),
+                     "training.parallelism.expert", "use an expert-parallel degree that divides the experts");
+  if (m.moe && par.tensor > 1 && !par.sequence)
+    throw InputError(
+        "model.moe with tensor parallelism needs training.parallelism.sequence: true", "training.parallelism.sequence",
+        "set sequence: true (Megatron-Core requires sequence parallelism for MoE with tensor parallelism)");
+}
+
 } // namespace
 
 void validate(const TransformerConfig& m) {
@@ -187,9 +217,11 @@ void validate(const TransformerConfig& m) {
   require_at_most(m.ffn_hidden, std::int64_t{1} << 20, "model.ffn_hidden");
   require_at_most(m.vocab, std::int64_t{1} << 24, "model.vocab");
   require_at_most(m.seq_len, std::int64_t{1} << 22, "model.seq_len");
-  require_divisible(m.hidden, "model.hidden", m.heads, "model.heads", "model.heads",
-                    fmt::format("every head gets hidden / heads dimensions: use heads that divide {}, e.g. {}",
-                                m.hidden, nearest_divisors(m.hidden, m.heads)));
+  if (m.head_dim_override == 0)
+    require_divisible(m.hidden, "model.hidden", m.heads, "model.heads", "model.heads",
+                      fmt::format("every head gets hidden / heads dimensions: use heads that divide {}, e.g. {} "
+                                  "(or set model.head_dim)",
+                                  m.hidden, nearest_divisors(m.hidden, m.heads)));
   require_divisible(m.heads, "model.heads", m.kv_heads, "model.kv_heads", "model.kv_heads",
                     fmt::format("each key/value head serves a whole group of query heads: use kv_heads that divide "
                                 "{}, e.g. {}",
@@ -198,6 +230,7 @@ void validate(const TransformerConfig& m) {
 
 void validate(const TransformerConfig& m, const TrainingPlan& plan) {
   validate(m);
+  validate_not_yet_simulated(m, plan.parallelism);
   validate_parallel_counts(plan);
   validate_sharding(m, plan);
   validate_batch(plan);

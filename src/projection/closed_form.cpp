@@ -98,6 +98,7 @@ units::Seconds ring_time(model::Collective kind, units::Bytes size, std::int64_t
   case model::Collective::reduce_scatter:
   case model::Collective::all_gather: return size * share / rate + link.latency * steps;
   case model::Collective::send_recv: return size / rate + link.latency;
+  case model::Collective::all_to_all: return size * share / rate + link.latency * steps; // pairwise
   }
   return units::Seconds(0);
 }

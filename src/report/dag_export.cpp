@@ -24,6 +24,7 @@ std::string_view dot_colour(const TaskGraph& graph, TaskId id) {
   case lowering::Stream::tensor_comm: return "#fcbba1";
   case lowering::Stream::pipeline_comm: return "#c7e9c0";
   case lowering::Stream::data_comm: return "#fff3b0";
+  case lowering::Stream::expert_comm: return "#dadaeb";
   }
   return "#ffffff";
 }

@@ -179,6 +179,7 @@ TaskColour colour_of(const lowering::TaskGraph& graph, lowering::TaskId id) {
     case model::CommGroup::tensor: return TaskColour::tensor;
     case model::CommGroup::pipeline: return TaskColour::pipeline;
     case model::CommGroup::data: return TaskColour::data;
+    case model::CommGroup::expert: return TaskColour::data; // shares data's colour; its own stream row
     }
   }
   switch (task.pass) {

@@ -126,7 +126,11 @@ TEST_CASE("tensor-parallel communication time follows the ring closed form as th
 }
 
 TEST_CASE("one device alone only computes: no communication, no idle time, MFU from the kernels") {
-  const auto run = simulate(gpt_small(), plan_of(1, 1, 1, 1), cluster_of(1, 1));
+  // A full attention mask: the unfused kernels' FLOPs are then all model FLOPs (a causal mask
+  // leaves half of the scores' work out of the model FLOPs; tests/model/modern_layers_test.cpp).
+  auto model = gpt_small();
+  model.attention_mask = model::AttentionMask::full;
+  const auto run = simulate(model, plan_of(1, 1, 1, 1), cluster_of(1, 1));
   CHECK(run.summary.comm_busy.value() == 0);
   CHECK(run.summary.breakdown.idle.value() == doctest::Approx(0).epsilon(1e-12));
   double busy = 0;

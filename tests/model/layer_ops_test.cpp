@@ -139,7 +139,8 @@ TEST_CASE("parameter counts: 12 h^2 + 13 h per layer, GPT-3 175B in total") {
 }
 
 TEST_CASE("model FLOPs match Narayanan et al.'s closed form 72 B s l h^2 (1 + s/6h + V/12lh)") {
-  const auto m = gpt(96, 12288, 96);
+  auto m = gpt(96, 12288, 96);
+  m.attention_mask = AttentionMask::full; // the closed form counts every score; causal halves the s/6h term
   TrainingPlan plan;
   plan.global_batch = 1536;
   plan.micro_batch = 1;
@@ -149,6 +150,9 @@ TEST_CASE("model FLOPs match Narayanan et al.'s closed form 72 B s l h^2 (1 + s/
   const double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
   const double expected = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
   CHECK(model_flops_per_iteration(m, plan).value() == doctest::Approx(expected).epsilon(1e-9));
+  m.attention_mask = AttentionMask::causal;
+  const double causal = 72 * B * s * l * h * h * (1 + s / (12 * h) + V / (12 * l * h));
+  CHECK(model_flops_per_iteration(m, plan).value() == doctest::Approx(causal).epsilon(1e-9));
 }
 
 TEST_CASE("SwiGLU doubles fc1's columns; grouped-query attention narrows QKV") {

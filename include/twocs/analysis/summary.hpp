@@ -23,7 +23,7 @@ struct Breakdown {
 };
 
 /// Per communication group (tensor, pipeline, data), indexed by model::CommGroup.
-using PerGroup = std::array<units::Seconds, 3>;
+using PerGroup = std::array<units::Seconds, model::comm_group_count>;
 
 [[nodiscard]] constexpr std::size_t index(model::CommGroup g) { return static_cast<std::size_t>(g); }
 

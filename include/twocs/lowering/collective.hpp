@@ -66,6 +66,7 @@ private:
   [[nodiscard]] TaskId transfer(int step, std::size_t position) const;
   void lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point);
   void lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
+  void lower_mirrored_direct(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
 
   std::vector<DeviceId> devices_;
   int steps_ = 0;

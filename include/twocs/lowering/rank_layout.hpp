@@ -20,8 +20,8 @@ struct RankCoordinates {
 
 class RankLayout {
 public:
-  RankLayout(std::int64_t tensor, std::int64_t data, std::int64_t pipeline);
-  explicit RankLayout(const model::Parallelism& p) : RankLayout(p.tensor, p.data, p.pipeline) {}
+  RankLayout(std::int64_t tensor, std::int64_t data, std::int64_t pipeline, std::int64_t expert = 1);
+  explicit RankLayout(const model::Parallelism& p) : RankLayout(p.tensor, p.data, p.pipeline, p.expert) {}
 
   [[nodiscard]] std::int64_t world_size() const { return tensor_ * data_ * pipeline_; }
   [[nodiscard]] DeviceId rank(const RankCoordinates& c) const;
@@ -34,6 +34,7 @@ private:
   std::int64_t tensor_;
   std::int64_t data_;
   std::int64_t pipeline_;
+  std::int64_t expert_; // expert-parallel groups: blocks of `expert` adjacent data-parallel ranks
 };
 
 } // namespace twocs::lowering

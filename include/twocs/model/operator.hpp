@@ -2,6 +2,7 @@
 // FLOPs and memory traffic, and the collectives between them. A layer is a sequence of steps.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -63,18 +64,30 @@ struct ComputeOp {
   /// Parameters whose gradient is final once this op ran (weight-gradient GEMMs, norm and bias
   /// gradients); drives data-parallel gradient bucketing.
   std::int64_t grad_params = 0;
+  /// Share of `flops` spent on masked attention scores that a causal model does not need (the
+  /// unfused kernels compute them anyway); excluded from model FLOPs.
+  double masked_share = 0;
   /// True when the op is matrix work that counts towards model FLOPs (MFU).
   [[nodiscard]] bool is_model_flop() const { return gemm.has_value() && pass != Pass::recompute; }
+  /// The model FLOPs of this op: its matrix work less the masked share.
+  [[nodiscard]] units::Flops model_flops() const {
+    return is_model_flop() ? flops * (1.0 - masked_share) : units::Flops{};
+  }
 };
 
-enum class Collective { all_reduce, reduce_scatter, all_gather, send_recv };
+/// all_to_all: every member sends a distinct 1/n of its buffer to every other (MoE token
+/// dispatch and combine; Lepikhin et al. 2021, GShard).
+enum class Collective { all_reduce, reduce_scatter, all_gather, send_recv, all_to_all };
 
 [[nodiscard]] std::string_view to_string(Collective c);
 
 /// The group of devices a collective runs over, by parallelism dimension.
-enum class CommGroup : std::uint8_t { tensor, pipeline, data };
+/// expert: the expert-parallel group, carved out of data parallelism (Megatron-Core).
+enum class CommGroup : std::uint8_t { tensor, pipeline, data, expert };
 
-inline constexpr CommGroup all_comm_groups[] = {CommGroup::tensor, CommGroup::pipeline, CommGroup::data};
+inline constexpr CommGroup all_comm_groups[] = {CommGroup::tensor, CommGroup::pipeline, CommGroup::data,
+                                                CommGroup::expert};
+inline constexpr std::size_t comm_group_count = 4;
 
 [[nodiscard]] std::string_view to_string(CommGroup g);
 

@@ -45,6 +45,8 @@ struct Parallelism {
   bool sequence = false;                  // Megatron sequence parallelism (Korthikanti et al. 2022)
   std::int64_t virtual_stages = 1;        // v: model chunks per pipeline rank
   std::vector<std::int64_t> stage_layers; // explicit layers per stage; empty = balancing rule
+  std::int64_t context = 1;               // cp: context-parallel degree (sequence split over cp ranks)
+  std::int64_t expert = 1;                // ep: expert-parallel degree, carved out of data x context
 };
 
 struct OptimizerPlan {

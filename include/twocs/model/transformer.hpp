@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,30 @@ enum class FfnKind {
 
 [[nodiscard]] constexpr std::string_view to_string(FfnKind k) { return k == FfnKind::gelu ? "gelu" : "swiglu"; }
 
+enum class NormKind {
+  layernorm, // mean and variance, scale and shift (Ba et al. 2016; GPT-3)
+  rmsnorm,   // root mean square, scale only (Zhang & Sennrich 2019; LLaMA)
+};
+enum class PositionKind {
+  learned, // a learned s x h position table added after the embedding (GPT-2/GPT-3)
+  rope,    // rotary embeddings applied to Q and K in every layer (Su et al. 2021; LLaMA)
+};
+/// causal: each token attends to the ones before it, so half of the s x s scores are masked;
+/// FlashAttention skips the masked blocks (Dao 2023, FlashAttention-2, section 3.1.1).
+enum class AttentionMask { causal, full };
+
+/// Mixture-of-experts FFN (Shazeer et al. 2017; Fedus et al. 2022; Megatron-Core MoE):
+/// a router picks top_k of `experts` per token; `shared_experts` run on every token.
+struct MoeConfig {
+  std::int64_t experts = 0;
+  std::int64_t top_k = 1;
+  std::int64_t expert_ffn_hidden = 0;
+  std::int64_t shared_experts = 0;
+  std::int64_t dense_layers = 0; // the first N layers keep the dense FFN
+  double capacity_factor = 0;    // 0 = dropless (Megatron-Core --moe-expert-capacity-factor unset)
+  double load_imbalance = 1.0;   // busiest expert's tokens over the mean (1 = balanced router)
+};
+
 struct TransformerConfig {
   std::string name;
   std::int64_t layers = 0;
@@ -22,12 +47,22 @@ struct TransformerConfig {
   std::int64_t kv_heads = 0;   // key/value heads; < heads is grouped-query attention
   std::int64_t ffn_hidden = 0; // f, the MLP width (4h for GPT-3)
   FfnKind ffn_kind = FfnKind::gelu;
-  std::int64_t vocab = 0;   // V
-  std::int64_t seq_len = 0; // s
+  std::int64_t vocab = 0;             // V
+  std::int64_t seq_len = 0;           // s
+  std::int64_t head_dim_override = 0; // `head_dim` when a * d_head != h (Qwen3); 0 = h / a
+  NormKind norm = NormKind::layernorm;
+  PositionKind position = PositionKind::learned;
+  AttentionMask attention_mask = AttentionMask::causal;
+  bool tied_embeddings = true; // the output layer reuses the word embedding (GPT-3, Megatron-LM)
+  std::optional<MoeConfig> moe;
 
-  [[nodiscard]] std::int64_t head_dim() const { return hidden / heads; }
-  /// Width of the fused QKV projection output: h for Q plus 2 * kv_heads * head_dim for K and V.
-  [[nodiscard]] std::int64_t qkv_width() const { return hidden + 2 * kv_heads * head_dim(); }
+  [[nodiscard]] std::int64_t head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
+  /// Width of the query and attention-output projections: a * d_head (= h unless head_dim is set).
+  [[nodiscard]] std::int64_t attention_width() const { return heads * head_dim(); }
+  /// Width of the fused QKV projection output: a * d_head for Q plus 2 * kv_heads * d_head for K and V.
+  [[nodiscard]] std::int64_t qkv_width() const { return attention_width() + 2 * kv_heads * head_dim(); }
+  /// True when layer `index` (0-based over the whole model) has a mixture-of-experts FFN.
+  [[nodiscard]] bool is_moe_layer(std::int64_t index) const { return moe && index >= moe->dense_layers; }
 };
 
 } // namespace twocs::model

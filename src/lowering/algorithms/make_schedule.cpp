@@ -41,6 +41,7 @@ CollectiveKind kind_of(model::Collective c) {
   case model::Collective::reduce_scatter: return CollectiveKind::reduce_scatter;
   case model::Collective::all_gather: return CollectiveKind::all_gather;
   case model::Collective::send_recv: return CollectiveKind::send_recv;
+  case model::Collective::all_to_all: return CollectiveKind::all_to_all;
   }
   return CollectiveKind::all_reduce;
 }

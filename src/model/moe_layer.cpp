@@ -1,0 +1,170 @@
+// A mixture-of-experts FFN per rank and micro-batch, as Megatron-Core runs it with the
+// all-to-all token dispatcher (megatron/core/transformer/moe: router.py, token_dispatcher.py,
+// experts.py GroupedMLP; Shazeer et al. 2017; Fedus et al. 2022; DeepSeek-AI 2024):
+//   router GEMM h -> E, softmax and top-k; permute the tokens by expert; grouped fc1 and fc2
+//   over the rank's E / ep experts; unpermute with the routing weights; shared experts as a
+//   dense tensor-parallel MLP of width shared x expert_ffn_hidden.
+// Experts are not tensor-split (expert-tensor-parallel size 1, as the Megatron-Core MoE model
+// zoo runs Qwen3 and DeepSeek-V3): each rank routes its b s / t sequence-parallel tokens.
+// Expert parallelism (ep > 1): the rank holds E / ep experts; the permuted tokens go to their
+// experts' ranks in an all-to-all over the expert-parallel group (dispatch) and come back in a
+// second one (combine), each a buffer of T k h elements per rank (token_dispatcher.py,
+// MoEAlltoAllTokenDispatcher); backward runs both again in reverse.
+#include "moe_layer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <twocs/units/numeric.hpp>
+
+#include "memory_bound_costs.hpp"
+#include "op_builders.hpp"
+
+namespace twocs::model::detail {
+namespace {
+
+using units::as_double;
+
+struct MoeDims {
+  std::int64_t tokens = 0;        // T: tokens entering the layer on this rank
+  std::int64_t local_experts = 0; // E / ep
+  std::int64_t expert_rows = 0;   // rows of each grouped GEMM: the busiest expert's tokens
+  double mean_rows = 0;           // T k / E: the balanced load, for model FLOPs
+  std::int64_t fc1_columns = 0;   // 2 f_e for SwiGLU (gate and up), f_e otherwise
+  double routed = 0;              // T k: token copies after permutation
+};
+
+MoeDims moe_dims(const LayerShape& shape) {
+  const auto& m = shape.model;
+  const auto& moe = *m.moe;
+  MoeDims d;
+  d.tokens = moe_tokens(shape);
+  d.local_experts = moe.experts / std::max<std::int64_t>(shape.expert, 1);
+  d.mean_rows = as_double(d.tokens) * as_double(moe.top_k) * as_double(std::max<std::int64_t>(shape.expert, 1)) /
+                as_double(moe.experts);
+  d.expert_rows = static_cast<std::int64_t>(std::ceil(busiest_expert_tokens(shape)));
+  d.fc1_columns = m.ffn_kind == FfnKind::swiglu ? 2 * moe.expert_ffn_hidden : moe.expert_ffn_hidden;
+  d.routed = as_double(d.tokens) * as_double(moe.top_k);
+  return d;
+}
+
+/// A grouped GEMM over the local experts at the busiest expert's rows; the load above the mean
+/// is not model work (masked_share), so model FLOPs stay T k / E per expert.
+ComputeOp grouped(ComputeOp op, const MoeDims& d) {
+  if (d.expert_rows > 0) op.masked_share = std::max(0.0, 1.0 - d.mean_rows / as_double(d.expert_rows));
+  return op;
+}
+
+ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape, const MoeDims& d) {
+  ComputeOp op = batched_gemm(std::move(name), pass, dtype, shape);
+  op.kind = OpKind::gemm; // the grouped GEMM kernel (CUTLASS grouped GEMM, Megatron-Core GroupedMLP)
+  return grouped(std::move(op), d);
+}
+
+/// The dispatch or combine all-to-all of the routed tokens over the expert-parallel group.
+void add_all_to_all(StepSequence& steps, const LayerShape& shape, const MoeDims& d, const char* name, Pass pass) {
+  if (shape.expert <= 1) return;
+  steps.push_back(collective(name, Collective::all_to_all, CommGroup::expert, pass,
+                             size_of(d.routed * as_double(shape.model.hidden), shape.dtype)));
+}
+
+LayerShape shared_expert_shape(const LayerShape& shape) {
+  LayerShape s = shape;
+  s.moe_ffn = false;
+  s.model.ffn_hidden = shape.model.moe->shared_experts * shape.model.moe->expert_ffn_hidden;
+  return s;
+}
+
+} // namespace
+
+std::int64_t moe_tokens(const LayerShape& shape) {
+  const std::int64_t tokens = shape.micro_batch * shape.model.seq_len;
+  return shape.sequence_parallel ? tokens / shape.tensor : tokens;
+}
+
+double busiest_expert_tokens(const LayerShape& shape) {
+  const auto& moe = *shape.model.moe;
+  // Each expert receives the tokens of all ep ranks: T k ep / E on average.
+  const double ep = as_double(std::max<std::int64_t>(shape.expert, 1));
+  const double mean = as_double(moe_tokens(shape)) * as_double(moe.top_k) * ep / as_double(moe.experts);
+  // With every expert on the rank (ep = 1) the rank's total load is fixed: skew moves tokens
+  // between its experts, not onto it.
+  const double skewed = shape.expert > 1 ? mean * moe.load_imbalance : mean;
+  return moe.capacity_factor > 0 ? std::min(skewed, mean * moe.capacity_factor) : skewed;
+}
+
+void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
+  const auto& m = shape.model;
+  const auto& moe = *m.moe;
+  const MoeDims d = moe_dims(shape);
+  const auto with_pass = [pass](ComputeOp op) {
+    op.pass = pass;
+    return op;
+  };
+  // Router logits T x E, then softmax and top-k over them (router.py, TopKRouter).
+  steps.push_back(with_pass(linear_forward("moe.router", shape.dtype, d.tokens, m.hidden, moe.experts)));
+  steps.push_back(memory_bound("moe.router.topk", OpKind::softmax, pass, shape.dtype,
+                               as_double(d.tokens) * as_double(moe.experts), kernel_bytes::softmax_forward(shape.dtype),
+                               kernel_flops::softmax_forward));
+  // Permute: gather each token's k copies into expert order (read h, write h per copy).
+  steps.push_back(memory_bound("moe.permute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
+                               kernel_bytes::permute(shape.dtype), 0));
+  add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass);
+  const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
+  steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.dtype, fc1, d));
+  const double act = as_double(d.expert_rows) * as_double(moe.expert_ffn_hidden) * as_double(d.local_experts);
+  if (m.ffn_kind == FfnKind::swiglu)
+    steps.push_back(memory_bound("moe.experts.swiglu", OpKind::elementwise, pass, shape.dtype, act,
+                                 kernel_bytes::swiglu_forward(shape.dtype), kernel_flops::swiglu));
+  else
+    steps.push_back(memory_bound("moe.experts.gelu", OpKind::elementwise, pass, shape.dtype, act,
+                                 kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
+  const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
+  steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.dtype, fc2, d));
+  add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass);
+  // Unpermute: weighted sum of the k copies back into token order.
+  steps.push_back(memory_bound("moe.unpermute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
+                               kernel_bytes::permute(shape.dtype), 2));
+  if (moe.shared_experts > 0) add_dense_ffn_forward(steps, shared_expert_shape(shape), pass);
+}
+
+void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
+  const auto& m = shape.model;
+  const auto& moe = *m.moe;
+  const MoeDims d = moe_dims(shape);
+  const Pass bwd = Pass::backward;
+  if (moe.shared_experts > 0) add_dense_ffn_backward(steps, shared_expert_shape(shape));
+  steps.push_back(memory_bound("moe.unpermute.bwd", OpKind::elementwise, bwd, shape.dtype,
+                               d.routed * as_double(m.hidden), kernel_bytes::permute(shape.dtype), 2));
+  add_all_to_all(steps, shape, d, "moe.combine.bwd.all_to_all", bwd);
+  const std::int64_t f = moe.expert_ffn_hidden;
+  const std::int64_t E = d.local_experts;
+  // fc2: dX = dY W^T and dW = X^T dY per expert, each with the forward's FLOPs.
+  steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.dtype, {d.expert_rows, f, m.hidden, E}, d));
+  ComputeOp fc2w = grouped_gemm("moe.experts.fc2.wgrad", bwd, shape.dtype, {f, m.hidden, d.expert_rows, E}, d);
+  fc2w.grad_params = E * f * m.hidden;
+  steps.push_back(std::move(fc2w));
+  const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
+  if (m.ffn_kind == FfnKind::swiglu)
+    steps.push_back(memory_bound("moe.experts.swiglu.bwd", OpKind::elementwise, bwd, shape.dtype, act,
+                                 kernel_bytes::swiglu_backward(shape.dtype), kernel_flops::swiglu_backward));
+  else
+    steps.push_back(memory_bound("moe.experts.gelu.bwd", OpKind::elementwise, bwd, shape.dtype, act,
+                                 kernel_bytes::gelu_backward(shape.dtype), kernel_flops::gelu_backward));
+  steps.push_back(
+      grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.dtype, {d.expert_rows, m.hidden, d.fc1_columns, E}, d));
+  ComputeOp fc1w =
+      grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.dtype, {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
+  fc1w.grad_params = E * m.hidden * d.fc1_columns;
+  steps.push_back(std::move(fc1w));
+  add_all_to_all(steps, shape, d, "moe.dispatch.bwd.all_to_all", bwd);
+  steps.push_back(memory_bound("moe.permute.bwd", OpKind::elementwise, bwd, shape.dtype, d.routed * as_double(m.hidden),
+                               kernel_bytes::permute(shape.dtype), 1));
+  steps.push_back(memory_bound("moe.router.topk.bwd", OpKind::softmax, bwd, shape.dtype,
+                               as_double(d.tokens) * as_double(moe.experts),
+                               kernel_bytes::softmax_backward(shape.dtype), kernel_flops::softmax_backward));
+  steps.push_back(linear_input_grad("moe.router.dgrad", shape.dtype, d.tokens, m.hidden, moe.experts));
+  steps.push_back(linear_weight_grad("moe.router.wgrad", shape.dtype, d.tokens, m.hidden, moe.experts, 0));
+}
+
+} // namespace twocs::model::detail

@@ -1,0 +1,23 @@
+// Private: the FFN of a layer, dense (Megatron-LM column- and row-parallel MLP) or a mixture of
+// experts (Megatron-Core MoE: router, token permutation, grouped expert GEMMs, shared experts).
+#pragma once
+
+#include <twocs/model/layer_ops.hpp>
+
+namespace twocs::model::detail {
+
+void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
+void add_dense_ffn_backward(StepSequence& steps, const LayerShape& shape);
+
+void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
+void add_moe_backward(StepSequence& steps, const LayerShape& shape);
+
+/// Tokens routed to one expert per micro-batch on the busiest expert-parallel rank:
+/// tokens x top_k / experts (the mean), times load_imbalance when ep > 1, capped by the
+/// capacity factor (Fedus et al. 2022, Eq. 3: capacity = tokens x top_k / experts x factor).
+[[nodiscard]] double busiest_expert_tokens(const LayerShape& shape);
+/// Tokens of this rank that enter the MoE layer: b s / t (Megatron-Core requires sequence
+/// parallelism with tensor parallelism for MoE, and experts are not tensor-split).
+[[nodiscard]] std::int64_t moe_tokens(const LayerShape& shape);
+
+} // namespace twocs::model::detail

@@ -1,0 +1,75 @@
+// `twocs import hf`: Hugging Face config.json files (written here, no network) become workloads.
+#include <doctest/doctest.h>
+
+#include <twocs/config/hf_import.hpp>
+#include <twocs/config/scenario_loader.hpp>
+#include <twocs/error.hpp>
+
+using namespace twocs;
+
+namespace {
+
+config::Workload import(const std::string& json) {
+  return config::parse_workload({"imported.yaml", config::import_hf_config(json, "config.json")});
+}
+
+} // namespace
+
+TEST_CASE("a Llama 3.1 8B config.json becomes an untied RMSNorm/RoPE/SwiGLU GQA workload") {
+  const auto w = import(R"({"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+    "vocab_size": 128256, "max_position_embeddings": 131072, "tie_word_embeddings": false,
+    "rms_norm_eps": 1e-05, "rope_theta": 500000.0})");
+  CHECK(w.model.layers == 32);
+  CHECK(w.model.kv_heads == 8);
+  CHECK(w.model.ffn_hidden == 14336);
+  CHECK(w.model.ffn_kind == model::FfnKind::swiglu);
+  CHECK(w.model.norm == model::NormKind::rmsnorm);
+  CHECK(w.model.position == model::PositionKind::rope);
+  CHECK_FALSE(w.model.tied_embeddings);
+  CHECK(w.model.seq_len == 131072);
+}
+
+TEST_CASE("Qwen3-MoE and Mixtral configs map their experts; Qwen3 keeps its head_dim") {
+  const auto q = import(R"({"model_type": "qwen3_moe", "num_hidden_layers": 94, "hidden_size": 4096,
+    "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 12288,
+    "moe_intermediate_size": 1536, "num_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936,
+    "max_position_embeddings": 40960, "tie_word_embeddings": false, "mlp_only_layers": []})");
+  REQUIRE(q.model.moe.has_value());
+  CHECK(q.model.moe->experts == 128);
+  CHECK(q.model.moe->top_k == 8);
+  CHECK(q.model.moe->expert_ffn_hidden == 1536);
+  CHECK(q.model.head_dim() == 128);
+  const auto x = import(R"({"model_type": "mixtral", "num_hidden_layers": 56, "hidden_size": 6144,
+    "num_attention_heads": 48, "num_key_value_heads": 8, "intermediate_size": 16384,
+    "num_local_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32768, "max_position_embeddings": 65536})");
+  CHECK(x.model.moe->experts == 8);
+  CHECK(x.model.moe->expert_ffn_hidden == 16384);
+}
+
+TEST_CASE("GPT-2 keeps LayerNorm, learned positions, GeLU and tied embeddings") {
+  const auto g = import(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12,
+    "vocab_size": 50257, "n_positions": 1024})");
+  CHECK(g.model.norm == model::NormKind::layernorm);
+  CHECK(g.model.position == model::PositionKind::learned);
+  CHECK(g.model.ffn_kind == model::FfnKind::gelu);
+  CHECK(g.model.ffn_hidden == 4 * 768);
+  CHECK(g.model.tied_embeddings);
+}
+
+TEST_CASE("what cannot be mapped is named: DeepSeek-V3's latent attention, unknown types, missing fields") {
+  try {
+    (void)config::import_hf_config(R"({"model_type": "deepseek_v3", "kv_lora_rank": 512})", "config.json");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.problem()).find("'kv_lora_rank'") != std::string::npos);
+  }
+  CHECK_THROWS_AS((void)config::import_hf_config(R"({"model_type": "t5"})", "config.json"), InputError);
+  try {
+    (void)config::import_hf_config(R"({"model_type": "llama", "hidden_size": 4096})", "config.json");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.problem()) == "config.json: field 'num_hidden_layers' is missing");
+  }
+  CHECK_THROWS_AS((void)config::import_hf_config("not json", "config.json"), InputError);
+}

@@ -1,0 +1,65 @@
+// The model keys of today's models (norm, position, attention_mask, tied_embeddings, head_dim,
+// moe) and parallelism.context / expert, read strictly like every other key.
+#include <doctest/doctest.h>
+
+#include <twocs/config/scenario_loader.hpp>
+
+#include "config/input_error_capture.hpp"
+
+using namespace twocs;
+
+namespace {
+
+std::string with_model_keys(const std::string& keys) {
+  // MoE with tensor parallelism needs sequence parallelism (Megatron-Core).
+  std::string yaml = test::small_workload + "    sequence: true\n";
+  yaml.insert(yaml.find("training:"), keys);
+  return yaml;
+}
+
+} // namespace
+
+TEST_CASE("the modern model keys default to a GPT and read a Llama") {
+  const auto gpt = config::parse_workload({"w.yaml", test::small_workload});
+  CHECK(gpt.model.norm == model::NormKind::layernorm);
+  CHECK(gpt.model.position == model::PositionKind::learned);
+  CHECK(gpt.model.attention_mask == model::AttentionMask::causal);
+  CHECK(gpt.model.tied_embeddings);
+  CHECK_FALSE(gpt.model.moe.has_value());
+  CHECK(gpt.plan.parallelism.context == 1);
+  CHECK(gpt.plan.parallelism.expert == 1);
+  const auto llama =
+      config::parse_workload({"w.yaml", with_model_keys("  norm: rmsnorm\n  position: rope\n  attention_mask: full\n"
+                                                        "  tied_embeddings: false\n  head_dim: 128\n")});
+  CHECK(llama.model.norm == model::NormKind::rmsnorm);
+  CHECK(llama.model.position == model::PositionKind::rope);
+  CHECK(llama.model.attention_mask == model::AttentionMask::full);
+  CHECK_FALSE(llama.model.tied_embeddings);
+  CHECK(llama.model.head_dim() == 128);
+}
+
+TEST_CASE("model.moe reads experts, top_k, capacity (none = dropless) and load imbalance") {
+  const auto w = config::parse_workload(
+      {"w.yaml", with_model_keys("  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 256, shared_experts: 1,\n"
+                                 "        dense_layers: 0, capacity_factor: none, load_imbalance: 1.5}\n")});
+  REQUIRE(w.model.moe.has_value());
+  CHECK(w.model.moe->experts == 8);
+  CHECK(w.model.moe->top_k == 2);
+  CHECK(w.model.moe->expert_ffn_hidden == 256);
+  CHECK(w.model.moe->shared_experts == 1);
+  CHECK(w.model.moe->capacity_factor == 0);
+  CHECK(w.model.moe->load_imbalance == 1.5);
+  const auto capped = config::parse_workload(
+      {"w.yaml", with_model_keys("  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 256, capacity_factor: 1.25}\n")});
+  CHECK(capped.model.moe->capacity_factor == 1.25);
+}
+
+TEST_CASE("bad MoE values are located and explained") {
+  const auto e = test::workload_error(with_model_keys("  moe: {experts: 8, top_k: 9, expert_ffn_hidden: 256}\n"));
+  CHECK(e.problem() == "top_k = 9 exceeds experts = 8");
+  const auto skew = test::workload_error(
+      with_model_keys("  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 256, load_imbalance: 0.5}\n"));
+  CHECK(skew.problem() == "model.moe.load_imbalance must be at least 1, got 0.5");
+  const auto norm = test::workload_error(with_model_keys("  norm: rms\n"));
+  CHECK(norm.problem() == "model.norm cannot be 'rms'; allowed values: layernorm, rmsnorm");
+}

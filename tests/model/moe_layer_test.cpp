@@ -1,0 +1,135 @@
+// Mixture-of-experts FFN: router, grouped expert GEMMs at tokens x top_k / experts, load skew
+// and capacity, shared experts, parameters, and Qwen3-235B-A22B's published FLOPs per token.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <variant>
+
+#include <twocs/model/flops.hpp>
+#include <twocs/model/layer_ops.hpp>
+#include <twocs/model/parameters.hpp>
+
+using namespace twocs::model;
+
+namespace {
+
+TransformerConfig qwen3_235b() {
+  TransformerConfig m;
+  m.name = "qwen3-235b-a22b";
+  m.layers = 94;
+  m.hidden = 4096;
+  m.heads = 64;
+  m.kv_heads = 4;
+  m.head_dim_override = 128;
+  m.ffn_hidden = 12288;
+  m.ffn_kind = FfnKind::swiglu;
+  m.vocab = 151936;
+  m.seq_len = 4096;
+  m.norm = NormKind::rmsnorm;
+  m.position = PositionKind::rope;
+  m.tied_embeddings = false;
+  m.moe = MoeConfig{128, 8, 1536, 0, 0, 0, 1.0};
+  return m;
+}
+
+const ComputeOp* find(const StepSequence& steps, const std::string& name) {
+  for (const auto& step : steps)
+    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) return op;
+  return nullptr;
+}
+
+LayerShape moe_shape(const TransformerConfig& m, std::int64_t expert = 1) {
+  LayerShape shape;
+  shape.model = m;
+  shape.moe_ffn = true;
+  shape.expert = expert;
+  shape.attention = AttentionKernel::fused;
+  return shape;
+}
+
+} // namespace
+
+TEST_CASE("Qwen3-235B-A22B model FLOPs per token at s = 4096 match the published ~148 GFLOP") {
+  const auto m = qwen3_235b();
+  TrainingPlan plan;
+  plan.global_batch = 1;
+  plan.micro_batch = 1;
+  const double l = 94, h = 4096, q = 64 * 128, kv = 2 * 4 * 128, E = 128, k = 8, fe = 1536, V = 151936, s = 4096;
+  // 6 x active matrix weights (attention, router, k experts of 3 h fe) + causal attention 6 s q l.
+  const double weights = l * (h * q + h * kv + q * h + h * E + k * 3 * h * fe) + h * V;
+  const double expected = 6 * weights + 6 * s * q * l;
+  const double per_token = model_flops_per_iteration(m, plan).value() / s;
+  CHECK(per_token == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(per_token / 1e9 == doctest::Approx(148).epsilon(0.01));
+}
+
+TEST_CASE("grouped expert GEMMs run tokens x top_k / experts rows per expert") {
+  const auto m = qwen3_235b();
+  const auto steps = transformer_layer_forward(moe_shape(m));
+  const auto* fc1 = find(steps, "moe.experts.fc1");
+  REQUIRE(fc1);
+  CHECK(fc1->gemm->m == 4096 * 8 / 128);
+  CHECK(fc1->gemm->n == 2 * 1536);
+  CHECK(fc1->gemm->batch == 128);
+  const auto* router = find(steps, "moe.router");
+  REQUIRE(router);
+  CHECK(router->flops.value() == doctest::Approx(2.0 * 4096 * 4096 * 128));
+  CHECK_FALSE(find(steps, "mlp.fc1")); // no shared expert in Qwen3
+}
+
+TEST_CASE("load skew makes the busiest expert-parallel rank work longer, not the model bigger") {
+  auto m = qwen3_235b();
+  m.moe->load_imbalance = 1.5;
+  const auto balanced_steps = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
+  const auto skewed_steps = transformer_layer_forward(moe_shape(m, 8));
+  const auto* balanced = find(balanced_steps, "moe.experts.fc1");
+  const auto* skewed = find(skewed_steps, "moe.experts.fc1");
+  REQUIRE(balanced);
+  REQUIRE(skewed);
+  CHECK(balanced->gemm->batch == 16); // 128 experts over 8 ranks
+  CHECK(balanced->gemm->m == 2048);   // 4096 tokens x 8 / 128 experts x 8 ranks sending
+  CHECK(skewed->gemm->m == 3072);     // 2048 x 1.5
+  CHECK(skewed->flops.value() == doctest::Approx(1.5 * balanced->flops.value()));
+  CHECK(skewed->model_flops().value() == doctest::Approx(balanced->model_flops().value()));
+  // A capacity factor drops the tokens beyond it (Fedus et al. 2022, Eq. 3).
+  m.moe->capacity_factor = 1.25;
+  const auto capped = transformer_layer_forward(moe_shape(m, 8));
+  CHECK(find(capped, "moe.experts.fc1")->gemm->m == 2560);
+  // With every expert on one rank, skew moves load between its experts only.
+  const auto one_rank = transformer_layer_forward(moe_shape(m, 1));
+  CHECK(find(one_rank, "moe.experts.fc1")->gemm->m == 256);
+}
+
+TEST_CASE("expert parallelism dispatches and combines T k h elements per rank by all-to-all") {
+  const auto forward = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
+  const auto backward = transformer_layer_backward(moe_shape(qwen3_235b(), 8));
+  const auto count = [](const StepSequence& steps) {
+    int n = 0;
+    for (const auto& step : steps)
+      if (const auto* c = std::get_if<CollectiveOp>(&step); c && c->kind == Collective::all_to_all) {
+        CHECK(c->group == CommGroup::expert);
+        // 4096 tokens x top-8 x h 4096 x 2 bytes.
+        CHECK(c->size.value() == doctest::Approx(4096.0 * 8 * 4096 * 2));
+        ++n;
+      }
+    return n;
+  };
+  CHECK(count(forward) == 2);
+  CHECK(count(backward) == 2);
+  const auto alone = transformer_layer_forward(moe_shape(qwen3_235b(), 1));
+  for (const auto& step : alone) CHECK_FALSE(std::holds_alternative<CollectiveOp>(step));
+}
+
+TEST_CASE("shared experts run as a dense MLP; experts per rank divide the parameters") {
+  auto m = qwen3_235b();
+  m.moe->shared_experts = 1;
+  const auto steps = transformer_layer_forward(moe_shape(m));
+  const auto* shared = find(steps, "mlp.fc1");
+  REQUIRE(shared);
+  CHECK(shared->gemm->n == 2 * 1536);
+  const auto whole = count_parameters(qwen3_235b(), 1, 1);
+  const auto split = count_parameters(qwen3_235b(), 1, 8);
+  CHECK(whole.per_layer - split.per_layer == (128 - 16) * 3LL * 4096 * 1536);
+  // Qwen3-235B-A22B: 235B parameters in all (Qwen team 2025).
+  CHECK(static_cast<double>(whole.total(94)) == doctest::Approx(235e9).epsilon(0.01));
+}
