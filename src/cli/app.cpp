@@ -1,9 +1,11 @@
 #include <twocs/cli/app.hpp>
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <iostream>
 #include <unistd.h>
@@ -83,73 +85,32 @@ std::string command_list(CLI::App& app) {
   return names;
 }
 
-} // namespace
+bool is_command(CLI::App& app, const std::string& name) {
+  for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    if (command->get_name() == name) return true;
+  return false;
+}
 
-int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  CLI::App app{"twocs: computation vs. communication in one Transformer training iteration, simulated", "twocs"};
-  app.set_version_flag("--version", version_text);
-  app.require_subcommand(1);
-  RunOptions options;
-  CheckedRunFlags checked;
-  add_run_command(app, options, checked);
-  CalibrateOptions calibrate_options;
-  const CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
-  ShowOptions show_options;
-  const CLI::App* show = add_show_command(app, show_options);
-  ValidateOptions validate_options;
-  const CLI::App* validate = add_validate_command(app, validate_options);
-  CollbenchOptions collbench_options;
-  const CLI::App* collbench = add_collbench_command(app, collbench_options);
-  AnalyzeOptions analyze_options;
-  const CLI::App* analyze = add_analyze_command(app, analyze_options);
-  SweepCommandOptions sweep_options;
-  const CLI::App* sweep = add_sweep_command(app, sweep_options);
-  StudyReportOptions report_options;
-  const CLI::App* study_report = add_study_report_command(app, report_options);
-  ImportOptions import_options;
-  const CLI::App* import_hf = add_import_command(app, import_options);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e, out, err) == 0 ? ExitCode::success : ExitCode::bad_input;
-    // One error line like every other input error, then the fix (docs/errors.md).
-    const std::string first = argc > 1 ? argv[1] : "";
-    const std::string commands = command_list(app);
-    if (!first.empty() && first[0] != '-' && commands.find(first) == std::string::npos) {
-      err << "twocs: error: unknown command '" << first << "'\n  fix: the commands are " << commands
-          << "; see 'twocs --help'\n";
-      return ExitCode::bad_input;
-    }
-    err << "twocs: error: " << e.what() << "\n  fix: see 'twocs "
-        << (argc > 1 && argv[1][0] != '-' ? std::string(argv[1]) + " " : std::string()) << "--help'\n";
+/// CLI11's parse errors as one error line like every other input error, then the fix
+/// (docs/errors.md); --help and --version pass through.
+int report_parse_error(CLI::App& app, const CLI::ParseError& e, int argc, const char* const* argv, std::ostream& out,
+                       std::ostream& err) {
+  if (e.get_exit_code() == 0) return app.exit(e, out, err) == 0 ? ExitCode::success : ExitCode::bad_input;
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (!first.empty() && first[0] != '-' && !is_command(app, first)) {
+    err << "twocs: error: unknown command '" << first << "'\n  fix: the commands are " << command_list(app)
+        << "; see 'twocs --help'\n";
     return ExitCode::bad_input;
   }
-  if (validate->parsed()) options.quiet = validate_options.quiet;
-  const auto log = make_logger(err, options);
+  err << "twocs: error: " << e.what() << "\n  fix: see 'twocs "
+      << (!first.empty() && first[0] != '-' ? first + " " : std::string()) << "--help'\n";
+  return ExitCode::bad_input;
+}
+
+/// Runs `body`, turning the errors users can cause into messages and exit codes (the contract's).
+int guarded(std::ostream& err, const std::function<int()>& body) {
   try {
-    if (calibrate->parsed())
-      run_calibrate(calibrate_options, out);
-    else if (show->parsed())
-      run_show_platform(show_options, out);
-    else if (validate->parsed())
-      run_validate(validate_options, out, *log);
-    else if (collbench->parsed())
-      run_collbench(collbench_options, out);
-    else if (analyze->parsed())
-      run_analyze(analyze_options, out);
-    else if (sweep->parsed())
-      return run_sweep_command(sweep_options, out, err);
-    else if (import_hf->parsed())
-      run_import_hf(import_options, out);
-    else if (study_report->parsed())
-      write_study_report(report_options.results, report_options.output, report_options);
-    else {
-      checked.apply(options);
-      options.progress = &err;
-      options.progress_terminal = &err == &std::cerr && isatty(STDERR_FILENO) == 1;
-      run_simulation(options, out, *log);
-    }
-    return ExitCode::success;
+    return body();
   } catch (const InputError& e) {
     err << e.message() << '\n';
     return ExitCode::bad_input;
@@ -163,6 +124,71 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     err << "twocs: internal error of unknown kind\n";
     return ExitCode::internal_error;
   }
+}
+
+/// Every command's options, kept for the life of one run_cli call.
+struct AllOptions {
+  RunOptions run;
+  CheckedRunFlags checked;
+  CalibrateOptions calibrate;
+  ShowOptions show;
+  ValidateOptions validate;
+  CollbenchOptions collbench;
+  AnalyzeOptions analyze;
+  SweepCommandOptions sweep;
+  StudyReportOptions report;
+  ImportOptions import;
+};
+
+/// A command: its CLI11 subcommand and what runs it once parsed.
+struct Command {
+  const CLI::App* parsed;
+  std::function<int()> run;
+};
+
+} // namespace
+
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"twocs: computation vs. communication in one Transformer training iteration, simulated", "twocs"};
+  app.set_version_flag("--version", version_text);
+  app.require_subcommand(1);
+  AllOptions o;
+  add_run_command(app, o.run, o.checked);
+  std::shared_ptr<spdlog::logger> log;
+  const auto ok = [](auto&& f) {
+    return [f] {
+      f();
+      return int{ExitCode::success};
+    };
+  };
+  const CLI::App* validate = add_validate_command(app, o.validate);
+  const std::vector<Command> commands = {
+      {add_calibrate_command(app, o.calibrate), ok([&] { run_calibrate(o.calibrate, out); })},
+      {add_show_command(app, o.show), ok([&] { run_show_platform(o.show, out); })},
+      {validate, ok([&] { run_validate(o.validate, out, *log); })},
+      {add_collbench_command(app, o.collbench), ok([&] { run_collbench(o.collbench, out); })},
+      {add_analyze_command(app, o.analyze), ok([&] { run_analyze(o.analyze, out); })},
+      {add_sweep_command(app, o.sweep), [&] { return run_sweep_command(o.sweep, out, err); }},
+      {add_study_report_command(app, o.report),
+       ok([&] { write_study_report(o.report.results, o.report.output, o.report); })},
+      {add_import_command(app, o.import), ok([&] { run_import_hf(o.import, out); })},
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return report_parse_error(app, e, argc, argv, out, err);
+  }
+  if (validate->parsed()) o.run.quiet = o.validate.quiet; // validate logs like run
+  log = make_logger(err, o.run);
+  for (const Command& command : commands)
+    if (command.parsed->parsed()) return guarded(err, command.run);
+  return guarded(err, [&] {
+    o.checked.apply(o.run);
+    o.run.progress = &err;
+    o.run.progress_terminal = &err == &std::cerr && isatty(STDERR_FILENO) == 1;
+    run_simulation(o.run, out, *log);
+    return int{ExitCode::success};
+  });
 }
 
 } // namespace twocs::cli

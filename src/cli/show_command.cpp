@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/gemm_timing.hpp>
 #include <twocs/cost/kernel_cost_model.hpp>
-#include <twocs/config/scenario_loader.hpp>
 #include <twocs/platform/topology.hpp>
 #include <twocs/units/format.hpp>
 
@@ -154,7 +154,8 @@ CLI::App* add_show_command(CLI::App& app, ShowOptions& o) {
 }
 
 void run_show_platform(const ShowOptions& options, std::ostream& out) {
-  const config::InputText input = options.platform ? config::read_input(*options.platform) : config::embedded_default_platform();
+  const config::InputText input =
+      options.platform ? config::read_input(*options.platform) : config::embedded_default_platform();
   const hardware::ClusterSpec cluster = config::parse_platform(input, options.overrides);
   out << fmt::format("platform {} ({})\n", cluster.name, input.name);
   print_device(out, cluster.device);

@@ -7,8 +7,8 @@
 
 #include <twocs/units/format.hpp>
 
-#include <twocs/fileio/chunked_writer.hpp>
 #include "html_timeline.hpp"
+#include <twocs/fileio/chunked_writer.hpp>
 #include <twocs/fileio/text_escape.hpp>
 
 namespace twocs::report {

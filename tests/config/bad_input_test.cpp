@@ -179,7 +179,7 @@ TEST_CASE("a defaulted key at fault is located at its nearest parent") {
   // training.dtype is left to its default bf16, which this platform lists no peak for.
   const auto e = test::input_error_of([] {
     (void)config::load_scenario({"w.yaml", test::small_workload},
-                            {"p.yaml", platform_with("{bf16: 100TFLOP/s, fp32: 10TFLOP/s}", "{fp32: 10TFLOP/s}")});
+                                {"p.yaml", platform_with("{bf16: 100TFLOP/s, fp32: 10TFLOP/s}", "{fp32: 10TFLOP/s}")});
   });
   CHECK(e.key_path() == "training.dtype");
   CHECK(where(e) == "w.yaml:7:1");
@@ -196,7 +196,7 @@ TEST_CASE("a plan larger than the cluster: located at training.parallelism of th
 
   const auto dtype = test::input_error_of([] {
     (void)config::load_scenario({"w.yaml", workload_with("micro_batch: 1\n", "micro_batch: 1\n  dtype: fp8\n")},
-                            {"p.yaml", test::small_platform});
+                                {"p.yaml", test::small_platform});
   });
   CHECK(where(dtype) == "w.yaml:10:10");
   CHECK(dtype.key_path() == "training.dtype");
@@ -263,7 +263,8 @@ TEST_CASE("a missing file, a directory: InputErrors naming the path") {
   const auto directory = test::input_error_of([] { (void)config::read_input(TWOCS_SOURCE_DIR); });
   CHECK(contains(directory.problem(), "it is a directory"));
   const auto via_sources = test::input_error_of([] {
-    (void)config::load_scenario(config::ScenarioSources{std::filesystem::path("/nonexistent/w.yaml"), std::nullopt, {}});
+    (void)config::load_scenario(
+        config::ScenarioSources{std::filesystem::path("/nonexistent/w.yaml"), std::nullopt, {}});
   });
   CHECK(contains(via_sources.message(), "/nonexistent/w.yaml"));
 }

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include <twocs/error.hpp>
 #include <twocs/config/scenario_loader.hpp>
+#include <twocs/error.hpp>
 
 namespace twocs::test {
 

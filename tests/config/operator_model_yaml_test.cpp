@@ -157,9 +157,10 @@ cluster: {nodes: 2, network: {bandwidth: 10GB/s, latency: 5us, efficiency: 0.9}}
 }
 
 TEST_CASE("--set reaches every operator_model key") {
-  const auto c = config::parse_platform({"p.yaml", platform_with_model(full_model)},
-                                    {"device.operator_model.gemm_k_half=32", "device.operator_model.compute_units=132",
-                                     "device.operator_model.gemm_tiles=[{m: 128, n: 256, k: 64}]"});
+  const auto c =
+      config::parse_platform({"p.yaml", platform_with_model(full_model)},
+                             {"device.operator_model.gemm_k_half=32", "device.operator_model.compute_units=132",
+                              "device.operator_model.gemm_tiles=[{m: 128, n: 256, k: 64}]"});
   CHECK(c.device.kernels.gemm_k_half == 32);
   CHECK(c.device.kernels.compute_units == 132);
   CHECK(c.device.kernels.gemm_tiles == std::vector{hardware::GemmTile{128, 256, 64, 1.0}});

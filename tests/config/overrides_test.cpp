@@ -51,7 +51,7 @@ TEST_CASE("each file takes only the overrides of its own keys") {
   CHECK(workload({"cluster.nodes=3"}).model.layers == 4);
   CHECK(platform({"model.layers=7"}).nodes == 2);
   const auto s = config::load_scenario({"w.yaml", test::small_workload}, {"p.yaml", test::small_platform},
-                                   {"cluster.nodes=3", "model.layers=8"});
+                                       {"cluster.nodes=3", "model.layers=8"});
   CHECK(s.cluster.nodes == 3);
   CHECK(s.workload.model.layers == 8);
 }
@@ -102,7 +102,7 @@ TEST_CASE("a validation error about an overridden value points at the override")
 
   const auto world = test::input_error_of([] {
     (void)config::load_scenario({"w.yaml", test::small_workload}, {"p.yaml", test::small_platform},
-                            {"training.parallelism={tensor: 2, pipeline: 2, data: 4}"});
+                                {"training.parallelism={tensor: 2, pipeline: 2, data: 4}"});
   });
   CHECK(where(world) == "--set training.parallelism={tensor: 2, pipeline: 2, data: 4}:1:10");
 

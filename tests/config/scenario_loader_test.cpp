@@ -130,7 +130,8 @@ TEST_CASE("every workload file in workloads/ loads, and runs on the DGX A100 pla
     CHECK(workload.plan.world_size() > 0);
     // Large plans may need more nodes than the catalogue default: grow the cluster as a user would.
     const auto nodes = std::max<std::int64_t>(560, (workload.plan.world_size() + 7) / 8);
-    const auto scenario = config::load_scenario(config::read_input(file), platform, {"cluster.nodes=" + std::to_string(nodes)});
+    const auto scenario =
+        config::load_scenario(config::read_input(file), platform, {"cluster.nodes=" + std::to_string(nodes)});
     CHECK(scenario.workload.model.layers == workload.model.layers);
   }
 }
@@ -196,8 +197,8 @@ TEST_CASE("the contract's example scenario loads as a whole") {
 }
 
 TEST_CASE("the catalogue's DGX A100 platform reads 200Gb/s as 25 GB/s and keeps its operator model") {
-  const auto c =
-      config::parse_platform(config::read_input(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms/dgx-a100-80gb.yaml"));
+  const auto c = config::parse_platform(
+      config::read_input(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms/dgx-a100-80gb.yaml"));
   CHECK(c.network.link.bandwidth.value() == doctest::Approx(25e9));
   CHECK(c.network.nodes_per_switch == 20);
   CHECK(c.device.memory.value() == 85899345920.0);
@@ -233,9 +234,9 @@ TEST_CASE("virtual_stages > 1 defaults the schedule to interleaved-1f1b") {
 TEST_CASE("texts that are not files are named 'default'") {
   CHECK(config::parse_workload({"<stdin>", test::small_workload}).model.name == "default");
   CHECK(config::parse_platform({"<embedded x>", "device: {peak_flops: {bf16: 1TFLOP/s}, memory: 1GB, "
-                                            "memory_bandwidth: 1TB/s}\nnode: {devices: 1, interconnect: "
-                                            "{bandwidth: 1GB/s, latency: 1us}}\ncluster: {nodes: 1, network: "
-                                            "{bandwidth: 1GB/s, latency: 1us}}\n"})
+                                                "memory_bandwidth: 1TB/s}\nnode: {devices: 1, interconnect: "
+                                                "{bandwidth: 1GB/s, latency: 1us}}\ncluster: {nodes: 1, network: "
+                                                "{bandwidth: 1GB/s, latency: 1us}}\n"})
             .name == "default");
 }
 
@@ -268,10 +269,10 @@ training:
 
 TEST_CASE("optional keys of the platform file are read") {
   const auto c = config::parse_platform({"p.yaml", test::small_platform},
-                                    {"device.operator_model={gemm_efficiency: 0.6, memory_efficiency: 0.9, "
-                                     "kernel_overhead: 7us}",
-                                     "cluster.network.topology=switch", "cluster.network.nodes_per_switch=4",
-                                     "cluster.network.oversubscription=2.5"});
+                                        {"device.operator_model={gemm_efficiency: 0.6, memory_efficiency: 0.9, "
+                                         "kernel_overhead: 7us}",
+                                         "cluster.network.topology=switch", "cluster.network.nodes_per_switch=4",
+                                         "cluster.network.oversubscription=2.5"});
   CHECK(c.device.roofline.gemm_efficiency == 0.6);
   CHECK(c.device.roofline.memory_efficiency == 0.9);
   CHECK(c.device.roofline.kernel_overhead.value() == doctest::Approx(7e-6));
@@ -294,10 +295,10 @@ TEST_CASE("the embedded default scenario loads and is named after its files") {
   const auto platform = config::embedded_default_platform();
   CHECK(workload.name == "<embedded workloads/default.yaml>");
   CHECK(platform.name == "<embedded platforms/dgx-a100-80gb.yaml>");
-  const auto from_files =
-      config::load_scenario(config::ScenarioSources{std::filesystem::path(TWOCS_SOURCE_DIR) / "workloads/default.yaml",
-                                            std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms/dgx-a100-80gb.yaml",
-                                            {}});
+  const auto from_files = config::load_scenario(
+      config::ScenarioSources{std::filesystem::path(TWOCS_SOURCE_DIR) / "workloads/default.yaml",
+                              std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms/dgx-a100-80gb.yaml",
+                              {}});
   const auto embedded = config::load_scenario(config::ScenarioSources{});
   CHECK(dump(embedded.workload) == dump(from_files.workload));
   CHECK(dump(embedded.cluster) == dump(from_files.cluster));

@@ -3,14 +3,14 @@
 // collective needs; algorithms that do not apply fall back to the ring and say so.
 #include <doctest/doctest.h>
 
-#include <map>
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include <twocs/lowering/collective.hpp>
-#include <twocs/lowering/task_graph.hpp>
 #include <twocs/lowering/collective_algorithm.hpp>
 #include <twocs/lowering/collective_algorithm_lowering.hpp>
+#include <twocs/lowering/task_graph.hpp>
 
 using namespace twocs;
 using lowering::Algorithm;

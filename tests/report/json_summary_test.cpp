@@ -6,8 +6,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "support/golden.hpp"
 #include "report/report_fixtures.hpp"
+#include "support/golden.hpp"
 
 using nlohmann::json;
 using twocs::report::json_summary;

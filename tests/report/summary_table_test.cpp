@@ -5,8 +5,8 @@
 
 #include <doctest/doctest.h>
 
-#include "support/golden.hpp"
 #include "report/report_fixtures.hpp"
+#include "support/golden.hpp"
 
 using twocs::report::summary_table;
 

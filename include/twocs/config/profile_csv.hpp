@@ -10,8 +10,8 @@
 
 #include <vector>
 
-#include <twocs/hardware/kernel_params.hpp>
 #include <twocs/config/scenario_loader.hpp>
+#include <twocs/hardware/kernel_params.hpp>
 
 namespace twocs::config {
 
