@@ -59,4 +59,28 @@ inline std::string source_file(const std::string& relative) {
   return (std::filesystem::path(TWOCS_SOURCE_DIR) / relative).string();
 }
 
+/// A small, fast `twocs run` command line: two layers on a tensor x data = 2 x 2 grid (4
+/// devices), with `extra` arguments after it.
+inline std::vector<std::string> small_run(std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"run",
+                                "--set",
+                                "model.layers=2",
+                                "--set",
+                                "model.hidden=1024",
+                                "--set",
+                                "model.heads=16",
+                                "--set",
+                                "model.seq_len=1024",
+                                "--set",
+                                "training.global_batch=4",
+                                "--set",
+                                "training.micro_batch=1",
+                                "--set",
+                                "training.parallelism.tensor=2",
+                                "--set",
+                                "training.parallelism.data=2"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
 } // namespace twocs::test

@@ -15,28 +15,7 @@ namespace {
 using twocs::test::contains;
 using twocs::test::run_command_line;
 
-/// Two layers on a tensor x data = 2 x 2 grid: 4 devices, quick to simulate.
-std::vector<std::string> small(std::vector<std::string> extra) {
-  std::vector<std::string> args{"run",
-                                "--set",
-                                "model.layers=2",
-                                "--set",
-                                "model.hidden=1024",
-                                "--set",
-                                "model.heads=16",
-                                "--set",
-                                "model.seq_len=1024",
-                                "--set",
-                                "training.global_batch=4",
-                                "--set",
-                                "training.micro_batch=1",
-                                "--set",
-                                "training.parallelism.tensor=2",
-                                "--set",
-                                "training.parallelism.data=2"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
-}
+std::vector<std::string> small(std::vector<std::string> extra = {}) { return twocs::test::small_run(std::move(extra)); }
 
 /// The number N in "... lowers to N tasks ...".
 std::uint64_t tasks_named(const std::string& err) {

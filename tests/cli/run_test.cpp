@@ -22,28 +22,7 @@ twocs::test::CliResult run_twocs(std::vector<std::string> args) {
   return twocs::test::run_command_line(std::move(args));
 }
 
-/// A small, fast scenario: GPT-style model on two devices.
-std::vector<std::string> small(std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"run",
-                                "--set",
-                                "model.layers=2",
-                                "--set",
-                                "model.hidden=1024",
-                                "--set",
-                                "model.heads=16",
-                                "--set",
-                                "model.seq_len=1024",
-                                "--set",
-                                "training.global_batch=4",
-                                "--set",
-                                "training.micro_batch=1",
-                                "--set",
-                                "training.parallelism.tensor=2",
-                                "--set",
-                                "training.parallelism.data=2"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
-}
+std::vector<std::string> small(std::vector<std::string> extra = {}) { return twocs::test::small_run(std::move(extra)); }
 
 } // namespace
 
