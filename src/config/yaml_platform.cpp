@@ -70,24 +70,18 @@ std::map<model::Dtype, units::FlopRate> read_peak_flops(const Field& field) {
 hardware::CommInterference read_interference(const Field& field) {
   const MappingReader m(field, interference_keys);
   hardware::CommInterference interference;
-  const Field slowdown = m.required("compute_slowdown", "0.19");
-  interference.compute_slowdown = read_real(slowdown);
-  if (interference.compute_slowdown < 0 || interference.compute_slowdown > 10)
-    fail_at(slowdown.where(), slowdown.path,
-            fmt::format("{} must be between 0 and 10, got {}", slowdown.path, interference.compute_slowdown),
-            "give the fraction a kernel slows by while its device communicates, e.g. 0.19; 0 turns it off");
+  interference.compute_slowdown =
+      read_real_between(m.required("compute_slowdown", "0.19"), 0, 10,
+                        "give the fraction a kernel slows by while its device communicates, e.g. 0.19; 0 turns it off");
   return interference;
 }
 
 hardware::SpeedVariation read_speed_variation(const Field& field) {
   const MappingReader m(field, speed_variation_keys);
   hardware::SpeedVariation variation;
-  const Field spread = m.required("spread", "0.03");
-  variation.spread = read_real(spread);
-  if (variation.spread < 0 || variation.spread > 1)
-    fail_at(spread.where(), spread.path,
-            fmt::format("{} must be between 0 and 1, got {}", spread.path, variation.spread),
-            "give the sigma of the log of the per-device slowdown, e.g. 0.03; 0 turns it off");
+  variation.spread =
+      read_real_between(m.required("spread", "0.03"), 0, 1,
+                        "give the sigma of the log of the per-device slowdown, e.g. 0.03; 0 turns it off");
   if (const auto f = m.optional("seed")) variation.seed = static_cast<std::uint64_t>(read_count(*f));
   return variation;
 }

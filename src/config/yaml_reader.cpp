@@ -144,6 +144,14 @@ double read_real(const Field& f) {
   return *real;
 }
 
+double read_real_between(const Field& f, double low, double high, std::string_view fix) {
+  const double value = read_real(f);
+  if (value < low || value > high)
+    fail_at(f.where(), f.path, fmt::format("{} must be between {} and {}, got {}", f.path, low, high, value),
+            std::string(fix));
+  return value;
+}
+
 std::string read_text(const Field& f) {
   const YamlNode& v = need_scalar(f, "a name");
   if (v.scalar.empty())

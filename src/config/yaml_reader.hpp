@@ -53,6 +53,8 @@ private:
 [[nodiscard]] bool read_bool(const Field& f);
 /// A finite real number without unit (efficiencies, ratios).
 [[nodiscard]] double read_real(const Field& f);
+/// A real number in [low, high]; outside it the error names the range and gives `fix`.
+[[nodiscard]] double read_real_between(const Field& f, double low, double high, std::string_view fix);
 /// A non-empty scalar, taken as text.
 [[nodiscard]] std::string read_text(const Field& f);
 /// One of `names`; returns its index.

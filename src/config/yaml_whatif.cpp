@@ -44,10 +44,7 @@ Factors read_factors(const Field& field) {
   if (const auto f = w.optional("network_bandwidth_scale")) x.network_bandwidth = read_scale(*f);
   if (const auto f = w.optional("network_latency_scale")) x.network_latency = read_scale(*f);
   if (const auto f = w.optional("generations")) {
-    const double g = read_real(*f);
-    if (g < 0 || g > 20)
-      fail_at(f->where(), f->path, fmt::format("{} must be between 0 and 20, got {}", f->path, g),
-              "give the number of two-year hardware generations ahead, e.g. 2");
+    const double g = read_real_between(*f, 0, 20, "give the number of two-year hardware generations ahead, e.g. 2");
     x.compute *= std::pow(flops_per_generation, g);
     x.memory_bandwidth *= std::pow(dram_bandwidth_per_generation, g);
     x.node_bandwidth *= std::pow(interconnect_per_generation, g);
