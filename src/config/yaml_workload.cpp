@@ -26,9 +26,19 @@ constexpr std::array<std::string_view, 2> position_names = {"learned", "rope"};
 constexpr std::array position_values = {model::PositionKind::learned, model::PositionKind::rope};
 constexpr std::array<std::string_view, 2> mask_names = {"causal", "full"};
 constexpr std::array mask_values = {model::AttentionMask::causal, model::AttentionMask::full};
-constexpr std::array<std::string_view, 12> training_keys = {
-    "global_batch", "micro_batch",       "dtype",   "parallelism", "recompute", "optimizer",
-    "attention",    "pipeline_schedule", "overlap", "framework",   "host",      "grad_reduce"};
+constexpr std::array<std::string_view, 13> training_keys = {"global_batch",
+                                                            "micro_batch",
+                                                            "dtype",
+                                                            "parallelism",
+                                                            "recompute",
+                                                            "optimizer",
+                                                            "attention",
+                                                            "pipeline_schedule",
+                                                            "overlap",
+                                                            "framework",
+                                                            "host",
+                                                            "grad_reduce",
+                                                            "grad_accumulation_fusion"};
 constexpr std::array<std::string_view, 3> host_keys = {"micro_batch_overhead", "iteration_overhead", "synchronize"};
 constexpr std::array<std::string_view, 3> framework_names = {"megatron-lm", "megatron-deepspeed", "fsdp"};
 constexpr std::array framework_values = {model::Framework::megatron_lm, model::Framework::megatron_deepspeed,
@@ -188,6 +198,7 @@ TrainingPlan read_training(const Field& field) {
   if (const auto f = t.optional("framework")) plan.framework = read_enum(*f, framework_names, framework_values);
   if (const auto f = t.optional("host")) plan.host = read_host(*f);
   if (const auto f = t.optional("grad_reduce")) plan.grad_reduce = read_enum(*f, grad_reduce_names, grad_reduce_values);
+  if (const auto f = t.optional("grad_accumulation_fusion")) plan.grad_accumulation_fusion = read_bool(*f);
   return plan;
 }
 

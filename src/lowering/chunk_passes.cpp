@@ -28,6 +28,8 @@ void ChunkPasses::backward(DeviceLowering& device, const WorkItem& item) const {
     emit_steps(device, layout, ops.layer_backward, chunk.first_layer + l, item.micro_batch);
   }
   if (chunk.has_embedding) emit_steps(device, layout, ops.embedding_backward, -1, item.micro_batch);
+  if (context_.accumulates(item.micro_batch))
+    emit_steps(device, layout, context_.grad_accumulation(chunk), -1, item.micro_batch);
 }
 
 } // namespace twocs::lowering::detail

@@ -1,6 +1,21 @@
 #include "gradient_sync.hpp"
 
 namespace twocs::lowering::detail {
+namespace {
+
+/// ZeRO-1 reduce-scatters the gradients, each rank updating its shard, except under DeepSpeed's
+/// BF16 optimizer (bf16 with DeepSpeed's pipeline engine, as BLOOM ran): it shards the optimizer
+/// itself but all-reduces the fp32 gradients (PipelineEngine._bf16_reduce_grads ->
+/// buffered_allreduce_fallback, DeepSpeed PR #1801) before all-gathering the updated weights.
+model::Collective gradient_collective(const model::TrainingPlan& plan) {
+  if (plan.optimizer.sharding == model::OptimizerSharding::none) return model::Collective::all_reduce;
+  if (plan.framework == model::Framework::megatron_deepspeed && plan.dtype == model::Dtype::bf16 &&
+      plan.optimizer.sharding == model::OptimizerSharding::optimizer)
+    return model::Collective::all_reduce;
+  return model::Collective::reduce_scatter;
+}
+
+} // namespace
 
 GradientSync::GradientSync(TaskSink& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group)
     // DeepSpeed's pipeline engine reduces gradients only after the last micro-batch (ReduceGrads at
@@ -8,8 +23,7 @@ GradientSync::GradientSync(TaskSink& graph, const model::TrainingPlan& plan, std
     : data_group_(std::move(data_group)),
       overlap_(plan.overlap.dp_grad_reduce && plan.framework != model::Framework::megatron_deepspeed),
       bucket_capacity_(plan.overlap.bucket_size), element_size_(plan.grad_reduce_element_size()),
-      kind_(plan.optimizer.sharding == model::OptimizerSharding::none ? model::Collective::all_reduce
-                                                                      : model::Collective::reduce_scatter),
+      kind_(gradient_collective(plan)),
       label_(graph.intern_label(kind_ == model::Collective::all_reduce ? "grad.all_reduce" : "grad.reduce_scatter")) {}
 
 void GradientSync::reduce(DeviceProgram& program, units::Bytes size) {

@@ -1,5 +1,6 @@
 #include "iteration_context.hpp"
 
+#include <twocs/model/grad_accumulation.hpp>
 #include <twocs/model/layer_ops.hpp>
 
 namespace twocs::lowering::detail {
@@ -20,6 +21,26 @@ IterationContext::IterationContext(TaskSink& sink_, const model::TransformerConf
   labels.layernorm_grads = sink.intern_label("sp.layernorm_grads.all_reduce");
   labels.host_micro_batch = sink.intern_label("host.micro_batch");
   labels.host_iteration = sink.intern_label("host.iteration");
+  grad_accumulation_by_chunk.reserve(chunks.size());
+  for (const auto& chunk : chunks)
+    grad_accumulation_by_chunk.push_back(
+        prepare(sink, model::grad_accumulation_steps(gradient_parameters_of(chunk), plan), cost));
+}
+
+std::int64_t IterationContext::gradient_parameters_of(const model::ModelChunk& chunk) const {
+  std::int64_t total = chunk.layers * gradient_parameters(ops.layer_backward);
+  if (chunk.has_embedding) total += gradient_parameters(ops.embedding_backward);
+  if (chunk.has_output_head) total += gradient_parameters(head_backward(chunk));
+  return total;
+}
+
+const PreparedSequence& IterationContext::grad_accumulation(const model::ModelChunk& chunk) const {
+  const auto index = static_cast<std::size_t>(&chunk - chunks.data());
+  return grad_accumulation_by_chunk[index];
+}
+
+bool IterationContext::accumulates(std::int64_t micro_batch) const {
+  return micro_batch > 0 || model::grad_accumulation_pass(plan).first_micro_batch;
 }
 
 const model::ModelChunk& IterationContext::chunk_at(const RankCoordinates& at, std::int64_t slot) const {

@@ -37,6 +37,12 @@ struct IterationContext {
   [[nodiscard]] const PreparedSequence& head_backward(const model::ModelChunk& chunk) const;
   /// Elements of one activation between layers: b s h.
   [[nodiscard]] double activation_elements() const;
+  /// Parameters whose gradients a backward of `chunk` produces (its layers, embedding, head).
+  [[nodiscard]] std::int64_t gradient_parameters_of(const model::ModelChunk& chunk) const;
+  /// The pass adding one micro-batch's gradients of `chunk` into the accumulated ones (empty:
+  /// none), and whether micro-batch `micro_batch` pays it (model/grad_accumulation.hpp).
+  [[nodiscard]] const PreparedSequence& grad_accumulation(const model::ModelChunk& chunk) const;
+  [[nodiscard]] bool accumulates(std::int64_t micro_batch) const;
 
   TaskSink& sink;
   const model::TransformerConfig& model;
@@ -46,6 +52,7 @@ struct IterationContext {
   std::vector<model::ModelChunk> chunks;
   PreparedModel ops;
   LoweringLabels labels;
+  std::vector<PreparedSequence> grad_accumulation_by_chunk; // indexed as `chunks`
 };
 
 /// One device being lowered: its program, its place and its gradient reduction.

@@ -12,14 +12,9 @@
 namespace twocs::lowering::detail {
 
 std::int64_t OptimizerStep::gradient_parameters_of_stage(const DeviceLowering& device) const {
-  const auto& ops = context_.ops;
   std::int64_t total = 0;
-  for (std::int64_t slot = 0; slot < context_.plan.parallelism.virtual_stages; ++slot) {
-    const auto& chunk = context_.chunk_at(device.at, slot);
-    total += chunk.layers * gradient_parameters(ops.layer_backward);
-    if (chunk.has_embedding) total += gradient_parameters(ops.embedding_backward);
-    if (chunk.has_output_head) total += gradient_parameters(context_.head_backward(chunk));
-  }
+  for (std::int64_t slot = 0; slot < context_.plan.parallelism.virtual_stages; ++slot)
+    total += context_.gradient_parameters_of(context_.chunk_at(device.at, slot));
   return total;
 }
 

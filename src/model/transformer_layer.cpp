@@ -113,7 +113,9 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.tensor = plan.parallelism.tensor;
   shape.sequence_parallel = plan.parallelism.sequence && plan.parallelism.tensor > 1;
   shape.dtype = plan.dtype;
-  shape.tp_async_backward = plan.overlap.tp_async_backward;
+  // Megatron-DeepSpeed has no asynchronous tensor-parallel backward all-reduce: the BigScience fork
+  // (BLOOM) predates it (megatron/mpu/layers.py) and Microsoft's fork disables it by default.
+  shape.tp_async_backward = plan.overlap.tp_async_backward && plan.framework != Framework::megatron_deepspeed;
   shape.attention = plan.attention;
   shape.expert = plan.parallelism.expert;
   shape.moe_ffn = model.moe.has_value() && model.moe->dense_layers == 0;

@@ -126,16 +126,16 @@ TEST_CASE("Korthikanti et al. Table 4 layer times stay within today's errors (me
   check_within(validate(korthikanti_rows, "auto"), "layer", {0.028, 0.056});
 }
 
-TEST_CASE("the SC'21 Table 1 runs up to 39.1B stay within today's errors (mean 9.7%, max 11.5%)") {
+TEST_CASE("the SC'21 Table 1 runs up to 39.1B stay within today's errors (mean 2.9%, max 4.0%)") {
   const auto result = validate(
       {"megatron-sc21-t1-1.7b", "megatron-sc21-t1-7.5b", "megatron-sc21-t1-18.4b", "megatron-sc21-t1-39.1b"}, "auto");
-  check_within(result, "iteration", {0.102, 0.120});
+  check_within(result, "iteration", {0.034, 0.045});
 }
 
 // About 16 s: 0.85 M and 1.1 M tasks, folded. The 1T run (15 M tasks folded, 3 to 8 minutes and 9 GB)
 // is left to `twocs validate`; docs/validation.md records its error.
-TEST_CASE("the SC'21 145.6B run and BLOOM-176B stay within today's errors (mean 12.9%, max 17.0%)") {
-  check_within(validate({"megatron-sc21-t1-145.6b", "bloom-176b-production"}, "auto"), "iteration", {0.135, 0.175});
+TEST_CASE("the SC'21 145.6B run and BLOOM-176B stay within today's errors (mean 6.3%, max 8.3%)") {
+  check_within(validate({"megatron-sc21-t1-145.6b", "bloom-176b-production"}, "auto"), "iteration", {0.068, 0.088});
 }
 
 TEST_CASE("folding replicas moves a validation run by less than 1% (SC'21 1.7B, 32 data-parallel replicas)") {
@@ -148,8 +148,11 @@ TEST_CASE("folding replicas moves a validation run by less than 1% (SC'21 1.7B, 
 }
 
 TEST_CASE("compute-communication interference can only slow a run, and 0 turns it off") {
-  const auto with = validate({"megatron-sc21-t1-7.5b"}, "on")["runs"][0];
+  // The layer backward overlaps the tensor-parallel all-reduce with the weight-gradient GEMM
+  // (Megatron-LM's asynchronous all-reduce, which the 2022 code of Table 4 had); rows 0 and 1
+  // are the forward and the backward.
+  const auto with = validate({"korthikanti-t4-22b-no-recompute"}, "on")["runs"];
   const auto without =
-      validate({"megatron-sc21-t1-7.5b"}, "on", {"device.comm_interference.compute_slowdown=0"})["runs"][0];
-  CHECK(with["predicted_s"].get<double>() > without["predicted_s"].get<double>());
+      validate({"korthikanti-t4-22b-no-recompute"}, "on", {"device.comm_interference.compute_slowdown=0"})["runs"];
+  CHECK(with[1]["predicted_s"].get<double>() > without[1]["predicted_s"].get<double>());
 }

@@ -130,3 +130,38 @@ TEST_CASE("Megatron-DeepSpeed reduces gradients in one collective after the last
   interleaved.framework = model::Framework::megatron_deepspeed;
   CHECK_THROWS_AS(model::validate(testing::gpt(4, 256, 8, 128, 1024), interleaved), InputError);
 }
+
+TEST_CASE("gradient accumulation: one pass per chunk and micro-batch, priced as its bytes at memory bandwidth") {
+  // 2 stages of 2 layers, 3 micro-batches, 1 replica: DeepSpeed's BF16 optimizer pays every
+  // micro-batch (18 bytes per parameter), fp16 autograd from the second (6 bytes), Megatron-LM's
+  // fused accumulation never.
+  auto plan = testing::plan_of(1, 2, 1, 3);
+  plan.framework = model::Framework::megatron_deepspeed;
+  plan.dtype = model::Dtype::bf16;
+  const auto deepspeed = total(lower(plan), "grad.accumulate");
+  CHECK(deepspeed.tasks == 2 * 3);
+  plan.framework = model::Framework::megatron_lm;
+  CHECK(total(lower(plan), "grad.accumulate").tasks == 0);
+  plan.grad_accumulation_fusion = false;
+  plan.dtype = model::Dtype::fp16;
+  const auto autograd = total(lower(plan), "grad.accumulate");
+  CHECK(autograd.tasks == 2 * 2);
+  // Same parameters, bytes 18 x 3 against 6 x 2 (memory-bound: time follows bytes, less the
+  // fixed launch cost of each kernel).
+  const double launch = testing::a100().roofline.kernel_overhead.value();
+  CHECK((deepspeed.seconds - 6 * launch) / (autograd.seconds - 4 * launch) == doctest::Approx(18.0 * 3 / (6.0 * 2)));
+}
+
+TEST_CASE("DeepSpeed's BF16 optimizer all-reduces gradients under ZeRO-1; Megatron-LM reduce-scatters them") {
+  auto plan = testing::plan_of(1, 1, 2, 2);
+  plan.dtype = model::Dtype::bf16;
+  plan.optimizer.sharding = model::OptimizerSharding::optimizer;
+  CHECK(total(lower(plan), "grad.reduce_scatter").tasks > 0);
+  CHECK(total(lower(plan), "grad.all_reduce").tasks == 0);
+  plan.framework = model::Framework::megatron_deepspeed;
+  const auto all_reduce = total(lower(plan), "grad.all_reduce");
+  CHECK(all_reduce.tasks > 0);
+  CHECK(total(lower(plan), "grad.reduce_scatter").tasks == 0);
+  plan.dtype = model::Dtype::fp16; // DeepSpeed's ZeRO-1 optimizer for fp16 reduce-scatters
+  CHECK(total(lower(plan), "grad.reduce_scatter").tasks > 0);
+}

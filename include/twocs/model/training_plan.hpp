@@ -93,6 +93,10 @@ struct TrainingPlan {
   /// BF16 optimizer accumulates and reduces fp32 gradients; fp16 reduces fp16 gradients (the flag's
   /// default is False).
   enum class GradReduce { automatic, fp32, model_dtype } grad_reduce = GradReduce::automatic;
+  /// Megatron-LM's weight-gradient GEMMs add into the fp32 main gradients themselves
+  /// (--gradient-accumulation-fusion, on by default since 2022); `false` is Megatron-LM before
+  /// it, with a separate accumulation pass per micro-batch (model/grad_accumulation.hpp).
+  bool grad_accumulation_fusion = true;
 
   /// Bytes per element of the data-parallel gradient reduction under `grad_reduce`.
   [[nodiscard]] double grad_reduce_element_size() const {
