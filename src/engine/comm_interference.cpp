@@ -2,13 +2,10 @@
 
 #include <cassert>
 
-#include <simgrid/s4u/Host.hpp>
-
 namespace twocs::engine::detail {
 
-CommInterference::CommInterference(const std::vector<simgrid::s4u::Host*>& hosts,
-                                   const hardware::CommInterference& params)
-    : hosts_(hosts), enabled_(params.compute_slowdown > 0), open_(enabled_ ? hosts.size() : 0, 0) {}
+CommInterference::CommInterference(std::size_t devices, const hardware::CommInterference& params, OnChange on_change)
+    : on_change_(std::move(on_change)), enabled_(params.compute_slowdown > 0), open_(enabled_ ? devices : 0, 0) {}
 
 void CommInterference::transfer_started(lowering::DeviceId sender, lowering::DeviceId receiver) {
   if (!enabled_) return;
@@ -28,7 +25,7 @@ void CommInterference::change(lowering::DeviceId device, int delta) {
   assert(delta > 0 || open > 0);
   const bool was_open = open > 0;
   open = delta > 0 ? open + 1 : open - 1;
-  if (was_open != (open > 0)) hosts_[static_cast<std::size_t>(device)]->set_pstate(open > 0 ? 1 : 0);
+  if (was_open != (open > 0)) on_change_(device, open > 0);
 }
 
 } // namespace twocs::engine::detail

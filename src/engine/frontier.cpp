@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <simgrid/s4u/Activity.hpp>
 #include <simgrid/s4u/Comm.hpp>
-#include <simgrid/s4u/Exec.hpp>
 
 #include "comm_interference.hpp"
+#include "device_compute.hpp"
 #include "platform_builder.hpp"
 
 namespace twocs::engine::detail {
@@ -40,8 +40,12 @@ public:
            const hardware::CommInterference& interference, const EngineOptions& options)
       : graph_(graph), on_progress_(options.on_progress),
         progress_every_(std::max<std::uint64_t>(options.progress_every, 1)), hosts_(hosts), session_(session),
-        interference_(hosts, interference), waiting_on_(graph.size()), ids_(graph.size()), live_(graph.size()),
-        timings_(graph.size()), done_(graph.size(), false) {
+        compute_(hosts, host_speed,
+                 [this](TaskId id, double start, double end) { on_kernel_finished(id, start, end); }),
+        interference_(hosts.size(), interference,
+                      [this](lowering::DeviceId device, bool on) { compute_.set_interfered(device, on); }),
+        waiting_on_(graph.size()), ids_(graph.size()), live_(graph.size()), timings_(graph.size()),
+        done_(graph.size(), false) {
     for (TaskId id = 0; id < graph.size(); ++id) {
       waiting_on_[id] = static_cast<std::uint32_t>(graph.predecessor_count(id));
       ids_[id] = id;
@@ -82,6 +86,13 @@ public:
 
   void on_time_advanced() override { completed_.clear(); }
 
+  void on_kernel_finished(TaskId id, double start, double end) {
+    finish(id, {session_.since_start(start), session_.since_start(end)});
+    --live_count_;
+    release_successors(id);
+    complete_inline_tasks();
+  }
+
 private:
   [[nodiscard]] bool owns(const TaskId* slot) const {
     return slot != nullptr && std::less_equal<>()(ids_.data(), slot) && std::less<>()(slot, ids_.data() + ids_.size());
@@ -93,22 +104,19 @@ private:
       inline_ready_.push_back(id);
       return;
     }
-    sg::ActivityPtr activity;
-    if (task.is_transfer()) {
-      const lowering::Transfer& transfer = graph_.transfer(id);
-      activity =
-          sg::Comm::sendto_init(host(task.device), host(transfer.peer))->set_payload_size(payload_bytes(transfer));
-      interference_.transfer_started(task.device, transfer.peer);
-    } else {
-      activity = sg::Exec::init()
-                     ->set_host(host(task.device))
-                     ->set_flops_amount(graph_.kernel(id).duration.value() * host_speed);
+    ++activities_;
+    peak_live_ = std::max(peak_live_, ++live_count_);
+    if (!task.is_transfer()) {
+      compute_.start(task.device, id, graph_.kernel(id).duration.value());
+      return;
     }
+    const lowering::Transfer& transfer = graph_.transfer(id);
+    sg::ActivityPtr activity =
+        sg::Comm::sendto_init(host(task.device), host(transfer.peer))->set_payload_size(payload_bytes(transfer));
+    interference_.transfer_started(task.device, transfer.peer);
     activity->set_data(&ids_[id]);
     activity->start();
     live_[id] = std::move(activity);
-    ++activities_;
-    peak_live_ = std::max(peak_live_, ++live_count_);
   }
 
   [[nodiscard]] sg::Host* host(lowering::DeviceId device) const {
@@ -162,6 +170,7 @@ private:
   std::uint64_t progress_every_;
   const std::vector<sg::Host*>& hosts_;
   EngineSession& session_;
+  DeviceCompute compute_;
   CommInterference interference_;
   std::vector<std::uint32_t> waiting_on_;  // unfinished predecessors per task
   std::vector<TaskId> ids_;                // ids_[i] == i: what each activity's data points at
