@@ -13,12 +13,12 @@ class Host;
 
 namespace twocs::engine::detail {
 
-/// Simulates `graph` with device i on hosts[i]. A task becomes a SimGrid activity only when its
-/// last predecessor finishes: SimGrid 3.32 scans every live activity at each completion, so
-/// handing it the whole DAG up front costs quadratic time (docs/simgrid-notes.md). Tasks that cost
-/// nothing (zero duration, payload under one byte) complete at once, without an activity.
-/// Compute kernels slow down while their device has a transfer in flight (`interference`,
-/// comm_interference.hpp). Reports progress through options.on_progress. Throws SimulationError when some task never
+/// Simulates `graph` with device i on hosts[i]. A transfer becomes a SimGrid activity only when
+/// its last predecessor finishes: SimGrid 3.32 scans every live activity at each completion, so
+/// handing it the whole DAG up front costs quadratic time (docs/simgrid-notes.md). Kernels run
+/// outside SimGrid's models (device_compute.hpp). Tasks that cost nothing (zero duration, payload
+/// under one byte) complete at once. Compute kernels slow down while their device has a transfer
+/// in flight (`interference`, comm_interference.hpp). Reports progress through options.on_progress. Throws SimulationError when some task never
 /// ran.
 [[nodiscard]] Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<simgrid::s4u::Host*>& hosts,
                                     EngineSession& session, const hardware::CommInterference& interference,
