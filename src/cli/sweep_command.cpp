@@ -1,5 +1,6 @@
 #include "sweep_command.hpp"
 
+#include <cmath>
 #include <optional>
 #include <thread>
 #include <unistd.h>
@@ -25,6 +26,21 @@ std::filesystem::path own_program() {
   return path;
 }
 
+/// Far beyond any machine's cores; more only exhausts process slots.
+constexpr std::size_t max_jobs = 4096;
+
+/// A time limit: a finite number of seconds above zero.
+CLI::Validator positive_seconds() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        double seconds = 0;
+        if (!CLI::detail::lexical_cast(text, seconds) || !std::isfinite(seconds) || seconds <= 0)
+          return "'" + text + "' is not a positive number of seconds, e.g. 600";
+        return {};
+      },
+      "SECONDS");
+}
+
 } // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& o) {
@@ -32,9 +48,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& o) {
   sweep->add_option("study", o.study, "Study YAML (base workload and platform, axes)")->required();
   sweep->add_option("--output,-o", o.output, "Results CSV (default: <study name>.csv)");
   sweep->add_option("--report", o.report, "Also write the study's HTML report to FILE");
-  sweep->add_option("--jobs,-j", o.jobs, "Scenarios run at once (default: all cores)")->check(CLI::PositiveNumber);
+  sweep->add_option("--jobs,-j", o.jobs, "Scenarios run at once (default: all cores; 1 per MPI rank)")
+      ->check(CLI::Range(std::size_t{1}, max_jobs));
   sweep->add_option("--timeout", o.timeout_s, "Per-scenario time limit in seconds (default: none)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
   return sweep;
 }
 
