@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <fstream>
 
 #include "sweep/mpi_transport.hpp"
 #include "sweep/sweep_fixture.hpp"
@@ -99,6 +100,18 @@ TEST_CASE("an mpirun sweep killed with SIGKILL, then rerun, holds every scenario
 // once (Open MPI 4.1): rows keep coming for that second, so this study is three times longer.
 TEST_CASE("an mpirun sweep interrupted as Ctrl-C does, then rerun, holds every scenario exactly once") {
   interrupt_and_resume(SIGINT, "  - {key: model.layers, values: [1, 2, 3]}\n", 3 * tiny_scenarios);
+}
+
+TEST_CASE("under mpirun a bad study is reported once, by rank 0, and every rank exits 2") {
+  const StudyFolder folder("mpi-bad");
+  std::ofstream(folder.study(), std::ios::app) << "  - {key: model.layres, values: [1, 2]}\n";
+  const fs::path log = folder.root / "bad.log";
+  CHECK(wait_exit(start_mpi_sweep(folder, 2, "out.csv", log)) == 2);
+  const std::string text = file_text(log);
+  const std::string error = "s.yaml:11:11: error: unknown key 'layres' in model";
+  CHECK_MESSAGE(text.find(error) != std::string::npos, text);
+  CHECK_MESSAGE(text.find(error) == text.rfind(error), text);
+  CHECK(!fs::exists(folder.csv()));
 }
 
 TEST_CASE("a finished scenario crosses between ranks unchanged, any bytes included") {
