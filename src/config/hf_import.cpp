@@ -191,6 +191,13 @@ json parse_config(const std::string& text, const std::string& source) {
     std::string why = e.what(); // "[json.exception.parse_error.101] parse error at line 1, column 2: why"
     if (const std::size_t colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
     fail_at(e.byte > 0 ? e.byte - 1 : 0, "not valid JSON: " + why);
+  } catch (const json::exception& e) { // out_of_range.406: "number overflow parsing '1e400'"
+    std::string why = e.what();
+    why = why.substr(why.find("] ") == std::string::npos ? 0 : why.find("] ") + 2);
+    const std::size_t quote = why.find('\'');
+    const std::string token = quote == std::string::npos ? "" : why.substr(quote + 1, why.rfind('\'') - quote - 1);
+    const std::size_t at = token.empty() ? std::string::npos : text.find(token);
+    fail_at(at == std::string::npos ? first : at, "not valid JSON: " + why);
   }
   if (!j.is_object()) fail_at(first, fmt::format("the JSON value is {}, not an object", j.type_name()));
   return j;
