@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config libsimgrid-dev libboost-graph-dev libyaml-cpp-dev libspdlog-dev
-          libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev python3)
+          libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev python3
+          # Open MPI, for sweeps across machines (mpirun -n K twocs sweep; optional to CMake)
+          openmpi-bin libopenmpi-dev)
 # The test suite also opens study reports in a real browser (scripts/check-report-browser.sh).
 if [ "${TWOCS_TEST_TOOLS:-0}" = 1 ]; then packages+=(chromium); fi
 missing=()

@@ -1,12 +1,16 @@
 #include "sweep_command.hpp"
 
+#include <cmath>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <twocs/cli/app.hpp>
 #include <twocs/config/study.hpp>
 #include <twocs/error.hpp>
+#include <twocs/sweep/mpi_job.hpp>
 #include <twocs/sweep/sweep.hpp>
 
 #include "study_report_command.hpp"
@@ -22,6 +26,21 @@ std::filesystem::path own_program() {
   return path;
 }
 
+/// Far beyond any machine's cores; more only exhausts process slots.
+constexpr std::size_t max_jobs = 4096;
+
+/// A time limit: a finite number of seconds above zero.
+CLI::Validator positive_seconds() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        double seconds = 0;
+        if (!CLI::detail::lexical_cast(text, seconds) || !std::isfinite(seconds) || seconds <= 0)
+          return "'" + text + "' is not a positive number of seconds, e.g. 600";
+        return {};
+      },
+      "SECONDS");
+}
+
 } // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& o) {
@@ -29,22 +48,30 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& o) {
   sweep->add_option("study", o.study, "Study YAML (base workload and platform, axes)")->required();
   sweep->add_option("--output,-o", o.output, "Results CSV (default: <study name>.csv)");
   sweep->add_option("--report", o.report, "Also write the study's HTML report to FILE");
-  sweep->add_option("--jobs,-j", o.jobs, "Scenarios run at once (default: all cores)")->check(CLI::PositiveNumber);
+  sweep->add_option("--jobs,-j", o.jobs, "Scenarios run at once (default: all cores; 1 per MPI rank)")
+      ->check(CLI::Range(std::size_t{1}, max_jobs));
   sweep->add_option("--timeout", o.timeout_s, "Per-scenario time limit in seconds (default: none)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
   return sweep;
 }
 
-int run_sweep_command(const SweepCommandOptions& o, std::ostream& out, std::ostream& err) {
-  const config::Study study = config::load_study(o.study);
+namespace {
+
+/// One process's part of the sweep: the whole of it, or one rank's under mpirun.
+int sweep_here(const SweepCommandOptions& o, const sweep::MpiJob& job, std::ostream& out, std::ostream& err) {
+  std::optional<config::Study> loaded;
+  job.everywhere([&] { loaded.emplace(config::load_study(o.study)); }); // reported once, by rank 0
+  const config::Study& study = *loaded;
   sweep::SweepOptions options;
   options.program = own_program();
   options.output = o.output ? *o.output : std::filesystem::path(study.name + ".csv");
   options.work_dir = std::filesystem::temp_directory_path() / fmt::format("twocs-sweep-{}", ::getpid());
-  options.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  // Under mpirun, one scenario at a time per rank: place ranks as cores (docs/studies.md).
+  options.jobs = o.jobs > 0 ? o.jobs : job.size() > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
   options.timeout_s = o.timeout_s;
-  options.terminal = ::isatty(STDERR_FILENO) == 1;
-  const sweep::SweepTotals totals = sweep::run_sweep(study, options, err);
+  options.terminal = job.rank() == 0 && ::isatty(STDERR_FILENO) == 1;
+  const sweep::SweepTotals totals = sweep::run_sweep(study, options, err, &job);
+  if (job.rank() != 0) return totals.interrupted ? 130 : 0; // rank 0 reports for the job
   if (totals.interrupted) {
     err << fmt::format("twocs: interrupted; {} of {} scenarios are in {}; rerun the same command to finish\n",
                        totals.already_done + totals.ran, totals.scenarios, options.output.string());
@@ -54,6 +81,23 @@ int run_sweep_command(const SweepCommandOptions& o, std::ostream& out, std::ostr
                      totals.ran, totals.already_done, totals.failed, options.output.string());
   if (o.report) write_study_report(options.output, *o.report, {});
   return 0;
+}
+
+} // namespace
+
+int run_sweep_command(const SweepCommandOptions& o, std::ostream& out, std::ostream& err) {
+  const sweep::MpiJob job; // joins the MPI job when started by mpirun
+  if (job.size() == 1 && sweep::MpiJob::launched_rank() > 0) {
+    err << fmt::format("twocs: rank {}: this twocs was built without MPI; rank 0 runs the whole sweep alone\n",
+                       sweep::MpiJob::launched_rank());
+    return 0;
+  }
+  try {
+    return sweep_here(o, job, out, err);
+  } catch (const sweep::PeerFailed& e) {
+    if (job.rank() == 0) err << "twocs: error: " << e.what() << '\n';
+    return ExitCode::bad_input;
+  }
 }
 
 } // namespace twocs::cli

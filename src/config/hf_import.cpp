@@ -3,35 +3,89 @@
 // Qwen3MoeConfig, GPT2Config, GPTNeoXConfig, DeepseekV3Config).
 #include <twocs/config/hf_import.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <twocs/error.hpp>
 
+#include "text_check.hpp"
+
 namespace twocs::config {
 namespace {
 
 using nlohmann::json;
 
+/// Line and column (1-based) of byte `offset` of `text`.
+SourceLocation location_at(const std::string& text, std::size_t offset, const std::string& source) {
+  offset = std::min(offset, text.size());
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) { // a column per character, not byte
+      ++column;
+    }
+  }
+  return {source, line, column};
+}
+
+/// Byte offset of the value of the top-level object's `key` in `text` (valid JSON), or of the
+/// object's '{' when the key is absent: where a message about that field points.
+std::size_t field_offset(const std::string& text, std::string_view key) {
+  int depth = 0;
+  std::size_t object = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '{' || c == '[') {
+      if (depth++ == 0) object = i;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == '"') {
+      const std::size_t start = i + 1;
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      const std::size_t next = text.find_first_not_of(" \t\r\n", i + 1);
+      if (depth == 1 && next != std::string::npos && text[next] == ':' &&
+          std::string_view(text).substr(start, i - start) == key)
+        return text.find_first_not_of(" \t\r\n", next + 1);
+    }
+  }
+  return object;
+}
+
 struct Reader {
   const json& j;
+  const std::string& text;
   std::string source;
 
+  [[noreturn]] void fail(std::string_view key, const std::string& problem, const std::string& fix) const {
+    InputError error(problem, std::string(key), fix);
+    error.set_location(location_at(text, field_offset(text, key), source));
+    throw error;
+  }
   [[nodiscard]] std::optional<std::int64_t> optional(const char* key) const {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return std::nullopt;
-    if (!it->is_number_integer() || it->get<std::int64_t>() < 0)
-      throw InputError(fmt::format("{}: field '{}' must be a whole number", source, key), key,
-                       "check the config.json value");
+    if (!it->is_number_integer())
+      fail(key, fmt::format("field '{}' must be a whole number, got {}", key, it->dump()),
+           "check the config.json value");
+    if (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t{1} << 62)
+      fail(key, fmt::format("field '{}' = {} is too large for any model", key, it->dump()),
+           "check the config.json value");
+    if (it->get<std::int64_t>() <= 0)
+      fail(key, fmt::format("field '{}' must be positive, got {}", key, it->dump()), "check the config.json value");
     return it->get<std::int64_t>();
   }
   [[nodiscard]] std::int64_t required(const char* key) const {
     if (auto v = optional(key)) return *v;
-    throw InputError(fmt::format("{}: field '{}' is missing", source, key), key,
-                     "give the model's full config.json (as published with its weights)");
+    fail(key, fmt::format("field '{}' is missing", key),
+         "give the model's full config.json (as published with its weights)");
   }
   [[nodiscard]] bool flag(const char* key, bool fallback) const {
     const auto it = j.find(key);
@@ -48,8 +102,8 @@ struct Model {
 
 void refuse(const Reader& r, const char* key, const char* why) {
   if (r.j.contains(key) && !r.j[key].is_null())
-    throw InputError(fmt::format("{}: field '{}' cannot be mapped: {}", r.source, key, why), key,
-                     "twocs models standard multi-head / grouped-query attention; write the workload by hand");
+    r.fail(key, fmt::format("field '{}' cannot be mapped: {}", key, why),
+           "twocs models standard multi-head / grouped-query attention; write the workload by hand");
 }
 
 Model llama_like(const Reader& r) {
@@ -61,6 +115,10 @@ Model llama_like(const Reader& r) {
   m.ffn = r.required("intermediate_size");
   m.vocab = r.required("vocab_size");
   m.seq = r.required("max_position_embeddings");
+  if (m.heads % m.kv_heads != 0)
+    r.fail("num_key_value_heads",
+           fmt::format("field 'num_key_value_heads' ({}) must divide num_attention_heads ({})", m.kv_heads, m.heads),
+           "grouped-query attention shares each key/value head among a whole number of query heads");
   if (auto d = r.optional("head_dim"); d && *d * m.heads != m.hidden) m.head_dim = *d;
   m.tied = r.flag("tie_word_embeddings", false);
   return m;
@@ -76,12 +134,15 @@ Model read_model(const Reader& r, const std::string& type) {
     Model m = llama_like(r);
     const bool qwen = type == "qwen3_moe";
     if (qwen && r.j.contains("mlp_only_layers") && !r.j["mlp_only_layers"].empty())
-      throw InputError(fmt::format("{}: field 'mlp_only_layers' cannot be mapped: dense layers between MoE "
-                                   "layers are not modelled",
-                                   r.source),
-                       "mlp_only_layers", "remove the list (every layer MoE) or write the workload by hand");
+      r.fail("mlp_only_layers",
+             "field 'mlp_only_layers' cannot be mapped: dense layers between MoE layers are not modelled",
+             "remove the list (every layer MoE) or write the workload by hand");
     const std::int64_t experts = r.required(qwen ? "num_experts" : "num_local_experts");
     const std::int64_t top_k = r.required("num_experts_per_tok");
+    if (top_k > experts)
+      r.fail("num_experts_per_tok",
+             fmt::format("field 'num_experts_per_tok' ({}) exceeds the number of experts ({})", top_k, experts),
+             "each token is routed to at most every expert: check both fields");
     const std::int64_t expert_ffn = qwen ? r.required("moe_intermediate_size") : m.ffn;
     m.moe = fmt::format("{{experts: {}, top_k: {}, expert_ffn_hidden: {}, shared_experts: 0, dense_layers: 0}}",
                         experts, top_k, expert_ffn);
@@ -108,21 +169,51 @@ Model read_model(const Reader& r, const std::string& type) {
     m.ffn_kind = "gelu";
     return m;
   }
-  throw InputError(fmt::format("{}: field 'model_type' is '{}', which twocs cannot map", r.source, type), "model_type",
-                   "supported: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gpt2, gpt_neox");
+  r.fail("model_type", fmt::format("field 'model_type' is '{}', which twocs cannot map", type),
+         "supported: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gpt2, gpt_neox");
+}
+
+/// The config.json's top-level object; an empty text, a syntax error or another JSON value is an
+/// InputError at its line and column.
+json parse_config(const std::string& text, const std::string& source) {
+  const auto fail_at = [&](std::size_t offset, const std::string& problem) {
+    InputError error(problem, {}, "give a Hugging Face config.json (a JSON object, as published with the weights)");
+    error.set_location(location_at(text, offset, source));
+    throw error;
+  };
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) fail_at(0, "the file is empty (no JSON content)");
+  if (const auto bad = detail::find_bad_byte(text)) fail_at(bad->offset, detail::describe_bad_byte(*bad));
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    std::string why = e.what(); // "[json.exception.parse_error.101] parse error at line 1, column 2: why"
+    if (const std::size_t colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
+    fail_at(e.byte > 0 ? e.byte - 1 : 0, "not valid JSON: " + why);
+  } catch (const json::exception& e) { // out_of_range.406: "number overflow parsing '1e400'"
+    std::string why = e.what();
+    why = why.substr(why.find("] ") == std::string::npos ? 0 : why.find("] ") + 2);
+    const std::size_t quote = why.find('\'');
+    const std::string token = quote == std::string::npos ? "" : why.substr(quote + 1, why.rfind('\'') - quote - 1);
+    const std::size_t at = token.empty() ? std::string::npos : text.find(token);
+    fail_at(at == std::string::npos ? first : at, "not valid JSON: " + why);
+  }
+  if (!j.is_object()) fail_at(first, fmt::format("the JSON value is {}, not an object", j.type_name()));
+  return j;
 }
 
 } // namespace
 
 std::string import_hf_config(const std::string& json_text, const std::string& source) {
-  const json j = json::parse(json_text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw InputError(fmt::format("{} is not a JSON object", source), {}, "give a Hugging Face config.json");
-  const Reader r{j, source};
+  const json j = parse_config(json_text, source);
+  const Reader r{j, json_text, source};
   const auto type = j.find("model_type");
   if (type == j.end() || !type->is_string())
-    throw InputError(fmt::format("{}: field 'model_type' is missing", source), "model_type",
-                     "give a Hugging Face config.json (it names its model_type)");
+    r.fail("model_type",
+           type == j.end() ? "field 'model_type' is missing"
+                           : fmt::format("field 'model_type' must be a string, got {}", type->dump()),
+           "give a Hugging Face config.json (it names its model_type, e.g. \"llama\")");
   const Model m = read_model(r, type->get<std::string>());
   std::string out = fmt::format("# Imported from {} (Hugging Face config.json, model_type {}) by twocs import hf.\n"
                                 "# The training plan is a one-device placeholder: set it to the run you model.\n"

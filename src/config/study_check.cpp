@@ -17,9 +17,25 @@ struct BaseDocuments {
   YamlNode platform;
 };
 
-BaseDocuments parse_base(const Study& study) {
-  const InputText workload = study.workload ? read_input(*study.workload) : embedded_default_workload();
-  const InputText platform = study.platform ? read_input(*study.platform) : embedded_default_platform();
+/// The base file, its read errors (missing, a directory, unreadable) located at the study's
+/// `base.workload` or `base.platform`.
+InputText read_base_file(const std::filesystem::path& path, const SourceLocation& where, const char* key) {
+  try {
+    return read_input(path);
+  } catch (const InputError& error) {
+    if (error.location()) throw;
+    InputError located(fmt::format("{}: {}", key, error.problem()), {}, error.fix());
+    located.set_location(where);
+    throw located;
+  }
+}
+
+BaseDocuments parse_base(const ReadStudy& read) {
+  const Study& study = read.study;
+  const InputText workload = study.workload ? read_base_file(*study.workload, read.workload_where, "base.workload")
+                                            : embedded_default_workload();
+  const InputText platform = study.platform ? read_base_file(*study.platform, read.platform_where, "base.platform")
+                                            : embedded_default_platform();
   return {parse_yaml_file(workload.text, workload.name, "'model:' and 'training:'"),
           parse_yaml_file(platform.text, platform.name, "'device:', 'node:' and 'cluster:'")};
 }
@@ -60,7 +76,7 @@ void read_with(const BaseDocuments& base, const std::vector<const LocatedSet*>& 
 } // namespace
 
 void check_study(const ReadStudy& study) {
-  const BaseDocuments base = parse_base(study.study);
+  const BaseDocuments base = parse_base(study);
   std::vector<const LocatedSet*> base_sets;
   for (const LocatedSet& s : study.base) base_sets.push_back(&s);
   if (!base_sets.empty()) read_with(base, base_sets);

@@ -37,12 +37,18 @@ std::filesystem::path resolve(const Field& f, const std::filesystem::path& direc
 
 void read_base(const Field& field, const std::filesystem::path& directory, ReadStudy& out) {
   const MappingReader base(field, base_keys);
-  if (const auto f = base.optional("workload")) out.study.workload = resolve(*f, directory);
-  if (const auto f = base.optional("platform")) out.study.platform = resolve(*f, directory);
+  if (const auto f = base.optional("workload")) {
+    out.study.workload = resolve(*f, directory);
+    out.workload_where = f->where();
+  }
+  if (const auto f = base.optional("platform")) {
+    out.study.platform = resolve(*f, directory);
+    out.platform_where = f->where();
+  }
   if (const auto f = base.optional("set")) {
     for (const auto& [key, value] : read_entries(*f)) {
       if (value.value->kind == YamlNode::Kind::null)
-        fail_at(value.where(), value.path, fmt::format("base.set '{}' has no value", key),
+        fail_at(value.where(), value.path, fmt::format("{} has no value", value.path),
                 fmt::format("write '{}: VALUE' or remove it", key));
       out.base.push_back(located_set(key, value.key_where, *value.value));
       out.study.base_overrides.push_back(out.base.back().argument);

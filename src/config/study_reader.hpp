@@ -25,6 +25,7 @@ struct ReadStudy {
   Study study;
   std::vector<LocatedSet> base;                   // base.set, in order
   std::vector<std::vector<LocatedSet>> axis_sets; // per axis key (axis_keys() order), per value
+  SourceLocation workload_where, platform_where;  // base.workload and base.platform, when given
 };
 
 [[nodiscard]] ReadStudy read_study(const YamlNode& root, const std::string& default_name,

@@ -69,7 +69,10 @@ TEST_CASE("what cannot be mapped is named: DeepSeek-V3's latent attention, unkno
     (void)config::import_hf_config(R"({"model_type": "llama", "hidden_size": 4096})", "config.json");
     FAIL("expected an InputError");
   } catch (const InputError& e) {
-    CHECK(std::string(e.problem()) == "config.json: field 'num_hidden_layers' is missing");
+    CHECK(std::string(e.problem()) == "field 'num_hidden_layers' is missing");
+    REQUIRE(e.location().has_value());
+    CHECK(e.location()->line == 1); // a missing field points at the object
+    CHECK(e.location()->column == 1);
   }
   CHECK_THROWS_AS((void)config::import_hf_config("not json", "config.json"), InputError);
 }

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include <twocs/config/study.hpp>
+#include <twocs/sweep/mpi_job.hpp>
 
 namespace twocs::sweep {
 
@@ -31,6 +32,11 @@ struct SweepTotals {
 
 /// Runs the study's unfinished scenarios; `progress` receives the bar or lines. Stops early,
 /// leaving the CSV resumable, on SIGINT or SIGTERM. Throws InputError for an unusable output.
-SweepTotals run_sweep(const config::Study& study, const SweepOptions& options, std::ostream& progress);
+/// In an MPI job (`job` of more than one rank) every rank calls it: rank 0 reads and writes
+/// the CSV and hands out scenarios, all ranks run them, each with `options.jobs` at once; the
+/// totals of other ranks count only their own scenarios. Throws PeerFailed on ranks other
+/// than the one that failed.
+SweepTotals run_sweep(const config::Study& study, const SweepOptions& options, std::ostream& progress,
+                      const MpiJob* job = nullptr);
 
 } // namespace twocs::sweep

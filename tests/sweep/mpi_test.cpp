@@ -1,0 +1,129 @@
+// `mpirun -n K twocs sweep` (built only when CMake found MPI; otherwise ctest reports these as
+// skipped): its rows equal the serial sweep's (wall times aside) for 1, 2 and 3 ranks, and a
+// job killed with SIGKILL, or interrupted as Ctrl-C does, then rerun holds every scenario
+// exactly once, finished ones not rerun. Also the one message format between ranks.
+#ifdef TWOCS_HAVE_MPI
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <fstream>
+
+#include "sweep/mpi_transport.hpp"
+#include "sweep/sweep_fixture.hpp"
+
+using namespace twocs::test;
+
+namespace {
+
+/// mpirun made to work wherever the suite runs: as root (CI), on fewer cores than ranks, in
+/// containers without ssh or network (local launch, shared-memory transport without ptrace).
+std::vector<std::string> mpirun(int ranks) {
+  return {TWOCS_MPIEXEC,
+          "-n",
+          std::to_string(ranks),
+          "--allow-run-as-root",
+          "--oversubscribe",
+          "--bind-to",
+          "none",
+          "--mca",
+          "plm",
+          "isolated",
+          "--mca",
+          "pml",
+          "ob1",
+          "--mca",
+          "btl",
+          "self,vader",
+          "--mca",
+          "btl_vader_single_copy_mechanism",
+          "none"};
+}
+
+pid_t start_mpi_sweep(const StudyFolder& folder, int ranks, const std::string& csv, const fs::path& log) {
+  std::vector<std::string> args = mpirun(ranks);
+  args.insert(args.end(), {TWOCS_PROGRAM, "sweep", folder.study(), "--output", folder.csv(csv).string()});
+  return start_program(args, log);
+}
+
+void check_each_scenario_once(const twocs::report::ResultsTable& table, std::size_t scenarios) {
+  const auto rows = rows_by_scenario(table);
+  CHECK(rows.size() == scenarios);
+  for (std::size_t i = 0; i < scenarios; ++i) CHECK(rows.contains(std::to_string(i)));
+}
+
+/// Starts a 2-rank sweep, sends `signal` to mpirun after a few rows, reruns the same command:
+/// every scenario is then in the CSV exactly once, and the rows of the first run unchanged.
+void interrupt_and_resume(int signal, const std::string& more_axes, std::size_t scenarios) {
+  const StudyFolder folder("mpi-kill", more_axes);
+  const fs::path log = folder.root / "first.log";
+  const pid_t first = start_mpi_sweep(folder, 2, "out.csv", log);
+  wait_for_rows(folder.csv(), 3);
+  ::kill(first, signal);
+  wait_exit(first);
+  const auto before = read_results(folder.csv());
+  REQUIRE_MESSAGE(before.rows.size() >= 3, file_text(log));
+  REQUIRE(before.rows.size() < scenarios);
+
+  const fs::path rerun = folder.root / "rerun.log";
+  REQUIRE_MESSAGE(wait_exit(start_mpi_sweep(folder, 2, "out.csv", rerun)) == 0, file_text(rerun));
+  const auto after = read_results(folder.csv());
+  CHECK(after.columns == before.columns);
+  check_each_scenario_once(after, scenarios);
+  const auto rows = rows_by_scenario(after);
+  for (const auto& row : before.rows) CHECK(rows.at(row.front()) == row); // not rerun: same wall times
+}
+
+} // namespace
+
+TEST_CASE("mpirun with 1, 2 and 3 ranks writes the serial sweep's rows, wall times aside") {
+  const StudyFolder folder("mpi-equal");
+  REQUIRE(wait_exit(start_program(
+              {TWOCS_PROGRAM, "sweep", folder.study(), "--jobs", "2", "--output", folder.csv("serial.csv")})) == 0);
+  const auto serial = without_wall_times(read_results(folder.csv("serial.csv")));
+  REQUIRE(serial.rows.size() == tiny_scenarios);
+  for (int ranks : {1, 2, 3}) {
+    CAPTURE(ranks);
+    const std::string csv = "mpi" + std::to_string(ranks) + ".csv";
+    const fs::path log = folder.root / (csv + ".log");
+    CHECK_MESSAGE(wait_exit(start_mpi_sweep(folder, ranks, csv, log)) == 0, file_text(log));
+    const auto mpi = without_wall_times(read_results(folder.csv(csv)));
+    CHECK(mpi.columns == serial.columns);
+    CHECK(mpi.rows == serial.rows); // sorted by scenario at the end, as the serial sweep's
+  }
+}
+
+TEST_CASE("an mpirun sweep killed with SIGKILL, then rerun, holds every scenario exactly once") {
+  interrupt_and_resume(SIGKILL, "", tiny_scenarios);
+}
+
+// Ctrl-C (SIGINT) makes mpirun send its ranks SIGCONT, a second later SIGTERM, then SIGKILL at
+// once (Open MPI 4.1): rows keep coming for that second, so this study is three times longer.
+TEST_CASE("an mpirun sweep interrupted as Ctrl-C does, then rerun, holds every scenario exactly once") {
+  interrupt_and_resume(SIGINT, "  - {key: model.layers, values: [1, 2, 3]}\n", 3 * tiny_scenarios);
+}
+
+TEST_CASE("under mpirun a bad study is reported once, by rank 0, and every rank exits 2") {
+  const StudyFolder folder("mpi-bad");
+  std::ofstream(folder.study(), std::ios::app) << "  - {key: model.layres, values: [1, 2]}\n";
+  const fs::path log = folder.root / "bad.log";
+  CHECK(wait_exit(start_mpi_sweep(folder, 2, "out.csv", log)) == 2);
+  const std::string text = file_text(log);
+  const std::string error = "s.yaml:11:11: error: unknown key 'layres' in model";
+  CHECK_MESSAGE(text.find(error) != std::string::npos, text);
+  CHECK_MESSAGE(text.find(error) == text.rfind(error), text);
+  CHECK(!fs::exists(folder.csv()));
+}
+
+TEST_CASE("a finished scenario crosses between ranks unchanged, any bytes included") {
+  using twocs::sweep::detail::FinishedScenario;
+  const FinishedScenario s{7, "error", "bad: a,b \"c\"\n12:3", 0.1 + 0.2, {"7", "", "1:2", std::string("x\0y", 3)}};
+  const FinishedScenario back = twocs::sweep::detail::decode(twocs::sweep::detail::encode(s));
+  CHECK(back.index == 7);
+  CHECK(back.status == s.status);
+  CHECK(back.reason == s.reason);
+  CHECK(back.wall_time_s == s.wall_time_s); // exactly: the shortest text that reads back
+  CHECK(back.row == s.row);
+  CHECK_THROWS(twocs::sweep::detail::decode("3:abc9:x"));
+}
+
+#endif

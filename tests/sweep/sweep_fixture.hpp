@@ -1,0 +1,113 @@
+// The sweep tests' shared pieces: a 12-scenario study of tiny models in a fresh folder, the real
+// program started in its own process (as a user or mpirun starts it), and the CSV read back.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <twocs/report/results_csv.hpp>
+
+namespace twocs::test {
+
+namespace fs = std::filesystem;
+
+struct StudyFolder {
+  fs::path root;
+  /// `more_axes`: YAML lines appended to the axes (each multiplies the 12 scenarios).
+  explicit StudyFolder(const std::string& tag = "sweep", const std::string& more_axes = "")
+      : root(fs::temp_directory_path() / ("twocs-" + tag + "-test-" + std::to_string(::getpid()))) {
+    fs::remove_all(root);
+    fs::create_directories(root);
+    std::ofstream(root / "w.yaml") << "model: {layers: 1, hidden: 256, heads: 4, vocab: 1000, seq_len: 64}\n"
+                                      "training: {global_batch: 2, micro_batch: 1,\n"
+                                      "  parallelism: {tensor: 2, pipeline: 1, data: 1}}\n";
+    std::ofstream(root / "s.yaml") << "study: tiny\nbase:\n  workload: w.yaml\n  platform: " TWOCS_SOURCE_DIR
+                                      "/platforms/dgx-a100-80gb.yaml\n  set: {cluster.nodes: 1}\naxes:\n"
+                                      "  - {key: model.hidden, values: [128, 256, 102]}\n"
+                                      "  - zip:\n      - {key: model.seq_len, values: [32, 64, 96, 128]}\n"
+                                      "      - {key: training.global_batch, values: [2, 4, 2, 4]}\n"
+                                   << more_axes;
+  }
+  ~StudyFolder() { fs::remove_all(root); }
+  StudyFolder(const StudyFolder&) = delete;
+  StudyFolder& operator=(const StudyFolder&) = delete;
+  [[nodiscard]] fs::path csv(const std::string& name = "out.csv") const { return root / name; }
+  [[nodiscard]] std::string study() const { return (root / "s.yaml").string(); }
+};
+
+constexpr std::size_t tiny_scenarios = 12;
+
+/// Starts `args` (args[0] the program) with stdout and stderr sent to `log` (or discarded).
+inline pid_t start_program(std::vector<std::string> args, const fs::path& log = "/dev/null") {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+/// The exit code, or -1 when killed by a signal.
+inline int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+inline std::string file_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline std::size_t line_count(const fs::path& path) {
+  const std::string text = file_text(path);
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+/// Waits (bounded, 30 s) until the CSV holds `rows` rows.
+inline void wait_for_rows(const fs::path& csv, std::size_t rows) {
+  for (int i = 0; i < 3000 && line_count(csv) < rows + 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+inline report::ResultsTable read_results(const fs::path& csv) { return report::parse_results_csv(file_text(csv)); }
+
+/// Rows by scenario index; CHECKs that none appears twice.
+inline std::map<std::string, std::vector<std::string>> rows_by_scenario(const report::ResultsTable& table) {
+  std::map<std::string, std::vector<std::string>> rows;
+  for (const auto& row : table.rows) CHECK_MESSAGE(rows.emplace(row.front(), row).second, "scenario " << row.front());
+  return rows;
+}
+
+/// The CSV with its two measured columns (the child's and the scenario's wall time) blanked:
+/// what must be identical between two sweeps of the same study.
+inline report::ResultsTable without_wall_times(report::ResultsTable table) {
+  for (const char* name : {"wall_time_s", "scenario_wall_time_s"}) {
+    const std::size_t c = table.column(name);
+    REQUIRE(c < table.columns.size());
+    for (auto& row : table.rows) row[c].clear();
+  }
+  return table;
+}
+
+} // namespace twocs::test
