@@ -56,14 +56,14 @@ TEST_CASE("--plan-search fastest simulates the candidates asked for and reports 
   CHECK(summary["world_size"] == 4);
 }
 
-TEST_CASE("the workload key chooses the smallest plan; the table says so") {
+TEST_CASE("the workload key chooses the smallest plan and the table says so") {
   const auto r = run_command_line(four_devices({"--set", "training.parallelism.search=smallest"}));
   REQUIRE(r.code == 0);
   CHECK(contains(r.out, "plan search             smallest: tensor 1 x pipeline 1 x data 4"));
   CHECK(contains(r.out, "0 simulated to choose"));
 }
 
-TEST_CASE("a plan search where no plan fits exits 3 with the smallest peak; none valid exits 2") {
+TEST_CASE("a plan search where no plan fits exits 3, where none is valid exits 2") {
   auto r = run_command_line(four_devices({"--plan-search", "smallest", "--set", "device.memory=100MB"}));
   CHECK(r.code == 3);
   CHECK(contains(r.err, "plan search: none of the"));

@@ -141,7 +141,7 @@ TEST_CASE("pruning by the closed form keeps the best plan of a small exhaustive 
   CHECK(simulated_time(s, result.chosen.plan, *cost).value() == doctest::Approx(brute).epsilon(1e-9));
 }
 
-TEST_CASE("nothing fits: out of memory with the smallest peak; nothing divides: an input error") {
+TEST_CASE("nothing fits: out of memory, and nothing divides: an input error") {
   auto overrides = wide_layer;
   overrides.push_back("device.memory=10GB"); // 97 GB / 8 = 12 GB of state alone at t = 8
   CHECK_THROWS_AS((void)search(scenario(overrides), planning::Objective::smallest, 4, no_simulation), OutOfMemoryError);
