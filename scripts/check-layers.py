@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-CORE = {"units", "model", "hardware", "cost", "lowering", "platform", "engine", "analysis"}
+CORE = {"units", "model", "hardware", "cost", "lowering", "platform", "engine", "analysis", "projection", "planning"}
 FILE_TOUCHING = re.compile(r"#include\s*<(fstream|cstdio|iostream)>|std::(cout|cerr|clog)\b|[^_\w]exit\s*\(")
 
 

@@ -57,6 +57,7 @@ Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& time
   s.platform_name = cluster.name;
   s.iteration_time = timeline.makespan;
   s.world_size = plan.world_size();
+  s.plan = plan;
   s.simulated_tasks = graph.size();
   const std::vector<bool> running = devices_running_kernels(graph);
   s.simulated_devices = std::count(running.begin(), running.end(), true);

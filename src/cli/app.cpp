@@ -44,10 +44,14 @@ std::shared_ptr<spdlog::logger> make_logger(std::ostream& err, const RunOptions&
 struct CheckedRunFlags {
   std::optional<std::string> fold;
   std::optional<std::string> max_tasks;
+  std::optional<std::string> plan_search;
+  std::optional<std::string> plan_candidates;
 
   void apply(RunOptions& o) const {
     if (fold) o.fold = parse_fold_mode(*fold);
     if (max_tasks) o.max_tasks = parse_max_tasks(*max_tasks);
+    if (plan_search) o.plan_search = parse_plan_search(*plan_search);
+    if (plan_candidates) o.plan_candidates = parse_plan_candidates(*plan_candidates);
   }
 };
 
@@ -73,6 +77,12 @@ void add_run_command(CLI::App& app, RunOptions& o, CheckedRunFlags& checked) {
   run->add_option("--fold", checked.fold,
                   "Simulate one device per pipeline stage, mirroring identical tensor and data-parallel peers: "
                   "auto (when the full run exceeds 2M tasks), on, off");
+  run->add_option("--plan-search", checked.plan_search,
+                  "Choose tensor, pipeline, data degrees, virtual stages, micro-batch and recomputation: smallest "
+                  "(least model parallelism that fits), fastest (simulate the closed form's best few), none "
+                  "(default: the workload's training.parallelism.search)");
+  run->add_option("--plan-candidates", checked.plan_candidates,
+                  "Plans --plan-search fastest simulates (default 4, or training.parallelism.search_candidates)");
 }
 
 /// "run, validate, ..." in the order the commands were added.

@@ -19,6 +19,7 @@
 #include <twocs/fileio/output_file.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/lowering/task_count.hpp>
+#include <twocs/planning/plan_search.hpp>
 #include <twocs/platform/topology.hpp>
 #include <twocs/report/chrome_trace.hpp>
 #include <twocs/report/dag_export.hpp>
@@ -62,6 +63,10 @@ lowering::LoweringOptions choose_lowering(const FoldDecision& decision, const mo
   return lowering;
 }
 
+std::string workload_source(const RunOptions& options) {
+  return options.workload ? options.workload->string() : config::embedded_default_workload().name;
+}
+
 void require_tractable(const RunOptions& options, std::uint64_t tasks) {
   if (tasks <= options.max_tasks) return;
   const bool by_default = options.max_tasks == RunOptions{}.max_tasks;
@@ -72,8 +77,97 @@ void require_tractable(const RunOptions& options, std::uint64_t tasks) {
                        "training",
                        "simulate fewer micro-batches (training.global_batch), fold replicas (--fold on), or raise "
                        "the limit with --max-tasks if the machine has the memory");
-  too_large.set_location({options.workload ? options.workload->string() : config::embedded_default_workload().name});
+  too_large.set_location({workload_source(options)});
   throw too_large;
+}
+
+/// One simulated plan: its DAG, its timeline and the fold decision it ran under.
+struct PlanRun {
+  model::TrainingPlan plan;
+  lowering::TaskGraph graph;
+  engine::Timeline timeline;
+  FoldDecision fold;
+};
+
+PlanRun simulate_plan(const RunOptions& options, const config::Scenario& scenario, const model::TrainingPlan& plan,
+                      const cost::OperatorCostModel& cost, ProgressReporter& progress, spdlog::logger& log) {
+  const auto start = Clock::now();
+  const auto& model = scenario.workload.model;
+  progress.phase("lowering");
+  const lowering::TaskCount tasks = lowering::count_tasks(model, plan, cost);
+  FoldDecision fold = decide_fold(options.fold, scenario.cluster, plan, tasks.full, options.fold_above_tasks);
+  const lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, log);
+  require_tractable(options, tasks.under(lowering_options));
+  require_memory_budget(tasks.under(lowering_options), options.memory_budget, workload_source(options));
+  lowering::TaskGraph graph = lowering::lower_iteration(model, plan, cost, lowering_options);
+  log.info("lowered to {} tasks and {} dependencies in {}", graph.size(), graph.dependency_count(),
+           units::to_string(since(start)));
+
+  progress.phase("platform");
+  const auto topology = platform::build_topology(scenario.cluster, plan.world_size());
+  progress.phase("simulation");
+  const auto simulated = Clock::now();
+  engine::EngineStats stats;
+  engine::EngineOptions engine_options;
+  engine_options.log_simgrid = options.verbose;
+  engine_options.on_progress = [&progress](const engine::Progress& p) { progress.update(p.done, p.total); };
+  engine::Timeline timeline = engine::simulate(graph, topology, engine_options, &stats);
+  progress.finish();
+  log.info("simulated {} activities in {}", stats.activities, units::to_string(since(simulated)));
+  return {plan, std::move(graph), std::move(timeline), std::move(fold)};
+}
+
+/// The plan to run: the workload's, or the plan search's choice (src/planning) with, for
+/// `fastest`, the simulation of the chosen plan so that it does not run twice.
+struct ChosenPlan {
+  model::TrainingPlan plan;
+  analysis::PlanChoice choice;
+  std::optional<PlanRun> run;
+};
+
+ChosenPlan choose_plan(const RunOptions& options, const config::Scenario& scenario, const cost::OperatorCostModel& cost,
+                       spdlog::logger& log) {
+  const config::Workload& w = scenario.workload;
+  if (w.search.objective == config::PlanObjective::none) return {w.plan, {}, std::nullopt};
+  std::optional<PlanRun> best;
+  ProgressReporter silent(nullptr, false);
+  const planning::Simulate simulate = [&](const model::TrainingPlan& plan,
+                                          std::string& why_not) -> std::optional<units::Seconds> {
+    try {
+      PlanRun run = simulate_plan(options, scenario, plan, cost, silent, log);
+      const units::Seconds time = run.timeline.makespan;
+      log.info("plan search: {} simulates to {}", planning::describe(plan), units::to_string(time));
+      if (!best || time < best->timeline.makespan) best = std::move(run);
+      return time;
+    } catch (const InputError& e) {
+      why_not = e.problem();
+      return std::nullopt;
+    }
+  };
+  const auto objective = w.search.objective == config::PlanObjective::fastest ? planning::Objective::fastest
+                                                                              : planning::Objective::smallest;
+  planning::SearchResult result;
+  try {
+    result = planning::search_plan(w.model, w.plan, scenario.cluster, cost, objective, w.search.candidates, simulate);
+  } catch (InputError& e) {
+    if (!e.location()) e.set_location({workload_source(options)});
+    throw;
+  }
+  const analysis::PlanChoice choice{std::string(config::to_string(w.search.objective)), result.considered, result.valid,
+                                    result.fitting, static_cast<std::int64_t>(result.simulated.size())};
+  log.info("plan search ({}): {} of {} valid plans fit; chose {}", choice.objective, choice.fitting, choice.valid,
+           planning::describe(result.chosen.plan));
+  const bool reuse = best && planning::describe(best->plan) == planning::describe(result.chosen.plan);
+  return {result.chosen.plan, choice, reuse ? std::move(best) : std::nullopt};
+}
+
+/// --plan-search and --plan-candidates as the workload keys they override, after any --set.
+std::vector<std::string> overrides_with_plan_flags(const RunOptions& options) {
+  std::vector<std::string> overrides = options.overrides;
+  if (options.plan_search) overrides.push_back("training.parallelism.search=" + *options.plan_search);
+  if (options.plan_candidates)
+    overrides.push_back(fmt::format("training.parallelism.search_candidates={}", *options.plan_candidates));
+  return overrides;
 }
 
 } // namespace
@@ -104,12 +198,36 @@ std::uint64_t parse_max_tasks(std::string_view text) {
   return value;
 }
 
+std::string parse_plan_search(std::string_view text) {
+  std::string objective(text);
+  for (char& c : objective) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (objective == "none" || objective == "smallest" || objective == "fastest") return objective;
+  throw InputError(
+      fmt::format("--plan-search: '{}' is not a search objective; it accepts none, smallest or fastest", text),
+      "--plan-search",
+      "pass --plan-search smallest (the least tensor x pipeline parallelism that fits in memory) or "
+      "--plan-search fastest (simulate the closed form's best few plans, --plan-candidates)");
+}
+
+std::int64_t parse_plan_candidates(std::string_view text) {
+  std::int64_t value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end || value < 1 || value > 1000)
+    throw InputError(fmt::format("--plan-candidates: '{}' is not a count of plans from 1 to 1000", text),
+                     "--plan-candidates", "pass a small whole number, e.g. --plan-candidates 4 (the default)");
+  return value;
+}
+
 void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log) {
   const auto start = Clock::now();
-  const config::Scenario scenario = config::load_scenario({options.workload, options.platform, options.overrides});
+  const config::Scenario scenario =
+      config::load_scenario({options.workload, options.platform, overrides_with_plan_flags(options)});
   const auto& model = scenario.workload.model;
-  const auto& plan = scenario.workload.plan;
   const auto& cluster = scenario.cluster;
+  const auto cost_model = cost::make_cost_model(cluster.device); // the platform's operator model
+  ChosenPlan chosen = choose_plan(options, scenario, *cost_model, log);
+  const model::TrainingPlan& plan = chosen.plan;
   log.info("{} on {}: {} devices (tensor {} x pipeline {} x data {})", model.name, cluster.name, plan.world_size(),
            plan.parallelism.tensor, plan.parallelism.pipeline, plan.parallelism.data);
 
@@ -121,42 +239,22 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
   }
 
   ProgressReporter progress(options.quiet ? nullptr : options.progress, options.progress_terminal);
-  progress.phase("lowering");
-  const auto cost_model = cost::make_cost_model(cluster.device); // the platform's operator model
-  const lowering::TaskCount tasks = lowering::count_tasks(model, plan, *cost_model);
-  const FoldDecision fold = decide_fold(options.fold, cluster, plan, tasks.full, options.fold_above_tasks);
-  const lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, log);
-  require_tractable(options, tasks.under(lowering_options));
-  require_memory_budget(tasks.under(lowering_options), options.memory_budget,
-                        options.workload ? options.workload->string() : config::embedded_default_workload().name);
-  const lowering::TaskGraph graph = lowering::lower_iteration(model, plan, *cost_model, lowering_options);
-  log.info("lowered to {} tasks and {} dependencies in {}", graph.size(), graph.dependency_count(),
-           units::to_string(since(start)));
+  const PlanRun run =
+      chosen.run ? std::move(*chosen.run) : simulate_plan(options, scenario, plan, *cost_model, progress, log);
 
-  progress.phase("platform");
-  const auto topology = platform::build_topology(cluster, plan.world_size());
-  progress.phase("simulation");
-  const auto simulated = Clock::now();
-  engine::EngineStats stats;
-  engine::EngineOptions engine_options;
-  engine_options.log_simgrid = options.verbose;
-  engine_options.on_progress = [&progress](const engine::Progress& p) { progress.update(p.done, p.total); };
-  const engine::Timeline timeline = engine::simulate(graph, topology, engine_options, &stats);
-  progress.finish();
-  log.info("simulated {} activities in {}", stats.activities, units::to_string(since(simulated)));
-
-  analysis::Summary summary = analysis::summarize(graph, timeline, model, plan, cluster, memory);
+  analysis::Summary summary = analysis::summarize(run.graph, run.timeline, model, plan, cluster, memory);
   summary.wall_time = since(start);
-  summary.approximations = {fold.fold, fold.reason};
+  summary.approximations = {run.fold.fold, run.fold.reason};
+  summary.plan_choice = chosen.choice;
 
   if (options.json) fileio::write_file_atomically(*options.json, report::json_summary(summary));
   if (options.trace)
     fileio::write_file_atomically(*options.trace,
-                                  [&](std::ostream& os) { report::write_chrome_trace(os, graph, timeline); });
+                                  [&](std::ostream& os) { report::write_chrome_trace(os, run.graph, run.timeline); });
   if (options.report)
-    fileio::write_file_atomically(*options.report,
-                                  [&](std::ostream& os) { report::write_html_report(os, summary, graph, timeline); });
-  if (options.dag) write_dag(*options.dag, graph);
+    fileio::write_file_atomically(
+        *options.report, [&](std::ostream& os) { report::write_html_report(os, summary, run.graph, run.timeline); });
+  if (options.dag) write_dag(*options.dag, run.graph);
   if (!options.quiet) out << report::summary_table(summary);
 }
 

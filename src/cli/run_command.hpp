@@ -45,12 +45,21 @@ struct RunOptions {
   /// it is a terminal (a bar redrawn in place) or not (plain lines). --quiet silences it.
   std::ostream* progress = nullptr;
   bool progress_terminal = false;
+  /// --plan-search and --plan-candidates (parse_plan_search, parse_plan_candidates): they
+  /// override training.parallelism.search and search_candidates of the workload.
+  std::optional<std::string> plan_search;
+  std::optional<std::int64_t> plan_candidates;
 };
 
 /// The values of `--fold` and `--max-tasks` as typed on the command line. Throws InputError
 /// naming the flag, what it accepts and the fix.
 [[nodiscard]] FoldMode parse_fold_mode(std::string_view text);
 [[nodiscard]] std::uint64_t parse_max_tasks(std::string_view text);
+
+/// The values of `--plan-search` (none, smallest, fastest) and `--plan-candidates` (a count from
+/// 1): throws InputError naming the flag, what it accepts and the fix.
+[[nodiscard]] std::string parse_plan_search(std::string_view text);
+[[nodiscard]] std::int64_t parse_plan_candidates(std::string_view text);
 
 /// Runs the simulation and writes the requested outputs. Throws the errors a user can cause
 /// (InputError, OutOfMemoryError); returns normally on success.

@@ -67,6 +67,17 @@ template <class Check> void located_check(const YamlNode& document, Check check)
   }
 }
 
+/// A plan search chooses tensor, pipeline, data and virtual degrees itself: the stated ones are
+/// replaced by the smallest valid plan (data = expert, which expert parallelism needs) so that the
+/// rest of the plan is checked on its own and a sweep over models needs no degrees per model.
+void use_placeholder_degrees(model::Parallelism& p) {
+  p.tensor = 1;
+  p.pipeline = 1;
+  p.data = p.expert;
+  p.virtual_stages = 1;
+  p.stage_layers.clear();
+}
+
 struct LoadedWorkload {
   Workload workload;
   YamlNode document;
@@ -81,6 +92,7 @@ LoadedWorkload load_workload(const InputText& input, const std::vector<Override>
   YamlNode document = detail::parse_yaml_file(input.text, input.name, "'model:' and 'training:'");
   detail::apply_overrides(document, overrides, InputKind::workload);
   Workload workload = detail::read_workload(document, default_name_for(input.name));
+  if (workload.search.objective != PlanObjective::none) use_placeholder_degrees(workload.plan.parallelism);
   located_check(document, [&] {
     model::validate(workload.model);
     model::validate(workload.model, workload.plan);

@@ -46,8 +46,11 @@ constexpr std::array framework_values = {model::Framework::megatron_lm, model::F
 constexpr std::array<std::string_view, 3> grad_reduce_names = {"auto", "fp32", "model"};
 constexpr std::array grad_reduce_values = {TrainingPlan::GradReduce::automatic, TrainingPlan::GradReduce::fp32,
                                            TrainingPlan::GradReduce::model_dtype};
-constexpr std::array<std::string_view, 8> parallelism_keys = {"tensor",         "pipeline",     "data",    "sequence",
-                                                              "virtual_stages", "stage_layers", "context", "expert"};
+constexpr std::array<std::string_view, 10> parallelism_keys = {
+    "tensor",       "pipeline", "data",   "sequence", "virtual_stages",
+    "stage_layers", "context",  "expert", "search",   "search_candidates"};
+constexpr std::array<std::string_view, 3> objective_names = {"none", "smallest", "fastest"};
+constexpr std::array objective_values = {PlanObjective::none, PlanObjective::smallest, PlanObjective::fastest};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
 constexpr std::array<std::string_view, 3> overlap_keys = {"dp_grad_reduce", "bucket_size", "tp_async_backward"};
 
@@ -154,6 +157,14 @@ model::Parallelism read_parallelism(const Field& field) {
   return par;
 }
 
+PlanSearchRequest read_plan_search(const Field& field) {
+  const MappingReader p(field, parallelism_keys);
+  PlanSearchRequest search;
+  if (const auto f = p.optional("search")) search.objective = read_enum(*f, objective_names, objective_values);
+  if (const auto f = p.optional("search_candidates")) search.candidates = read_count(*f);
+  return search;
+}
+
 model::OptimizerPlan read_optimizer(const Field& field) {
   const MappingReader o(field, optimizer_keys);
   model::OptimizerPlan plan;
@@ -180,13 +191,15 @@ model::HostPlan read_host(const Field& field) {
   return plan;
 }
 
-TrainingPlan read_training(const Field& field) {
+TrainingPlan read_training(const Field& field, PlanSearchRequest& search) {
   const MappingReader t(field, training_keys);
   TrainingPlan plan;
   plan.global_batch = read_count(t.required("global_batch", "1536"));
   plan.micro_batch = read_count(t.required("micro_batch", "1"));
   if (const auto f = t.optional("dtype")) plan.dtype = read_enum(*f, dtype_names, dtype_values);
-  plan.parallelism = read_parallelism(t.required("parallelism", "{tensor: 8, pipeline: 8, data: 16}"));
+  const Field parallelism = t.required("parallelism", "{tensor: 8, pipeline: 8, data: 16}");
+  plan.parallelism = read_parallelism(parallelism);
+  search = read_plan_search(parallelism);
   if (const auto f = t.optional("pipeline_schedule"))
     plan.pipeline_schedule = read_enum(*f, schedule_names, schedule_values);
   else if (plan.parallelism.virtual_stages > 1)
@@ -209,7 +222,8 @@ Workload read_workload(const YamlNode& root, std::string_view default_name) {
   Workload w;
   w.model = read_model(top.required("model", "{layers: 96, hidden: 12288, heads: 96, vocab: 51200, seq_len: 2048}"),
                        default_name);
-  w.plan = read_training(top.required("training", "{global_batch: 1536, micro_batch: 1, parallelism: {...}}"));
+  w.plan =
+      read_training(top.required("training", "{global_batch: 1536, micro_batch: 1, parallelism: {...}}"), w.search);
   return w;
 }
 

@@ -61,6 +61,25 @@ Json memory(const analysis::MemorySummary& m) {
   return out;
 }
 
+Json plan(const model::TrainingPlan& p, const analysis::PlanChoice& choice) {
+  Json out = Json::object();
+  out["tensor"] = p.parallelism.tensor;
+  out["pipeline"] = p.parallelism.pipeline;
+  out["data"] = p.parallelism.data;
+  out["virtual_stages"] = p.parallelism.virtual_stages;
+  out["sequence"] = p.parallelism.sequence;
+  out["micro_batch"] = p.micro_batch;
+  out["global_batch"] = p.global_batch;
+  out["recompute"] = std::string(model::to_string(p.recompute));
+  out["pipeline_schedule"] = std::string(model::to_string(p.pipeline_schedule));
+  out["search"] = {{"objective", choice.objective},
+                   {"considered", choice.considered},
+                   {"valid", choice.valid},
+                   {"fitting", choice.fitting},
+                   {"simulated", choice.simulated}};
+  return out;
+}
+
 } // namespace
 
 std::string json_summary(const analysis::Summary& summary) {
@@ -84,6 +103,7 @@ std::string json_summary(const analysis::Summary& summary) {
   out["simulated_tasks"] = summary.simulated_tasks;
   out["wall_time_s"] = number(summary.wall_time.value());
   out["approximations"] = {{"folded", summary.approximations.folded}, {"reason", summary.approximations.fold_reason}};
+  out["plan"] = plan(summary.plan, summary.plan_choice);
   // Names come from user files: replace invalid UTF-8 instead of throwing halfway through a run.
   return out.dump(2, ' ', false, Json::error_handler_t::replace) + '\n';
 }

@@ -102,6 +102,18 @@ void write_memory(Out& out, const analysis::MemorySummary& m) {
   if (m.report.stages.size() > 1) write_stage_table(out, m.report, m.peak);
 }
 
+void write_plan_choice(Out& out, const analysis::Summary& s) {
+  const auto& p = s.plan.parallelism;
+  const auto& c = s.plan_choice;
+  row(out, "plan search",
+      fmt::format("{}: tensor {} x pipeline {} x data {}, {} virtual stages, micro-batch {}, recompute {}", c.objective,
+                  p.tensor, p.pipeline, p.data, p.virtual_stages, s.plan.micro_batch,
+                  model::to_string(s.plan.recompute)));
+  row(out, "",
+      fmt::format("{} of {} valid plans fit ({} tried); {} simulated to choose", c.fitting, c.valid, c.considered,
+                  c.simulated));
+}
+
 } // namespace
 
 std::string summary_table(const analysis::Summary& s) {
@@ -110,6 +122,7 @@ std::string summary_table(const analysis::Summary& s) {
   row(out, "world size",
       fmt::format("{} devices (measured on device {})",
                   grouped(static_cast<std::uint64_t>(std::max<std::int64_t>(s.world_size, 0))), s.measured_device));
+  if (s.plan_choice.objective != "none") write_plan_choice(out, s);
   row(out, "iteration time", units::to_string(s.iteration_time));
   write_breakdown(out, s);
   write_efficiency(out, s);

@@ -40,9 +40,11 @@ constexpr std::array<std::string_view, 24> summary_fields = {
 };
 
 // The plan and model each scenario ran, read from its inputs by the sweep itself.
-constexpr std::array<std::string_view, 9> plan_fields = {"plan.tensor",      "plan.pipeline",     "plan.data",
-                                                         "plan.micro_batch", "plan.global_batch", "plan.virtual_stages",
-                                                         "plan.recompute",   "model.parameters",  "platform.devices"};
+// With a plan search (training.parallelism.search), the plan columns are the one it chose, from
+// the child's JSON summary; plan.search names the objective.
+constexpr std::array<std::string_view, 10> plan_fields = {
+    "plan.tensor",         "plan.pipeline",  "plan.data",        "plan.micro_batch", "plan.global_batch",
+    "plan.virtual_stages", "plan.recompute", "model.parameters", "platform.devices", "plan.search"};
 
 std::string json_field(const nlohmann::json& summary, std::string_view dotted) {
   const nlohmann::json* node = &summary;
@@ -58,11 +60,29 @@ std::string json_field(const nlohmann::json& summary, std::string_view dotted) {
   return node->is_primitive() && !node->is_null() ? node->dump() : "";
 }
 
-std::vector<std::string> plan_values(const config::Study& study, std::size_t index) {
+std::vector<std::string> plan_values(const config::Study& study, std::size_t index,
+                                     const std::optional<nlohmann::json>& summary) {
   try {
     const config::Scenario s = config::load_scenario(study.scenario_sources(index));
     const auto& p = s.workload.plan;
     const auto params = model::count_parameters(s.workload.model, 1).total(s.workload.model.layers);
+    if (summary && summary->contains("plan")) // the plan that ran: a plan search's choice
+      return {json_field(*summary, "plan.tensor"),       json_field(*summary, "plan.pipeline"),
+              json_field(*summary, "plan.data"),         json_field(*summary, "plan.micro_batch"),
+              json_field(*summary, "plan.global_batch"), json_field(*summary, "plan.virtual_stages"),
+              json_field(*summary, "plan.recompute"),    fmt::to_string(params),
+              fmt::to_string(s.cluster.device_count()),  json_field(*summary, "plan.search.objective")};
+    if (s.workload.search.objective != config::PlanObjective::none) // searched, nothing ran: no plan to name
+      return {"",
+              "",
+              "",
+              "",
+              fmt::to_string(p.global_batch),
+              "",
+              "",
+              fmt::to_string(params),
+              fmt::to_string(s.cluster.device_count()),
+              std::string(config::to_string(s.workload.search.objective))};
     return {fmt::to_string(p.parallelism.tensor),
             fmt::to_string(p.parallelism.pipeline),
             fmt::to_string(p.parallelism.data),
@@ -71,7 +91,8 @@ std::vector<std::string> plan_values(const config::Study& study, std::size_t ind
             fmt::to_string(p.parallelism.virtual_stages),
             std::string(model::to_string(p.recompute)),
             fmt::to_string(params),
-            fmt::to_string(s.cluster.device_count())};
+            fmt::to_string(s.cluster.device_count()),
+            std::string(config::to_string(s.workload.search.objective))};
   } catch (const std::exception&) { // an infeasible scenario: its status and reason say why
     return std::vector<std::string>(plan_fields.size());
   }
@@ -96,7 +117,7 @@ std::vector<std::string> csv_row(const config::Study& study, const ScenarioOutco
   row.emplace_back(to_string(outcome.status));
   row.push_back(outcome.reason);
   for (std::string_view f : summary_fields) row.push_back(outcome.summary ? json_field(*outcome.summary, f) : "");
-  for (std::string& v : plan_values(study, outcome.index)) row.push_back(std::move(v));
+  for (std::string& v : plan_values(study, outcome.index, outcome.summary)) row.push_back(std::move(v));
   row.push_back(fmt::format("{:.3f}", outcome.wall_time_s));
   return row;
 }

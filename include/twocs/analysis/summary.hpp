@@ -41,6 +41,16 @@ struct Approximations {
   std::string fold_reason; // why it folded or not (the --fold decision)
 };
 
+/// How the plan was chosen: as written (objective "none") or by the plan search of
+/// src/planning, with how many plans it weighed (docs/outputs.md, "plan").
+struct PlanChoice {
+  std::string objective = "none"; // none | smallest | fastest
+  std::int64_t considered = 0;    // combinations of degrees, micro-batch and recomputation tried
+  std::int64_t valid = 0;         // of those, plans that divide the model and the cluster
+  std::int64_t fitting = 0;       // of those, plans that fit in device memory
+  std::int64_t simulated = 0;     // of those, plans simulated to choose (fastest)
+};
+
 struct Summary {
   std::string workload_name;
   std::string platform_name;
@@ -61,6 +71,8 @@ struct Summary {
   std::uint64_t simulated_tasks = 0;
   units::Seconds wall_time; // host time spent, lowering to analysis
   Approximations approximations;
+  model::TrainingPlan plan; // the plan that ran (the searched one with a plan search)
+  PlanChoice plan_choice;
 };
 
 } // namespace twocs::analysis

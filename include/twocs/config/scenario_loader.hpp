@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include <twocs/config/plan_search_request.hpp>
 #include <twocs/hardware/cluster.hpp>
 #include <twocs/model/training_plan.hpp>
 #include <twocs/model/transformer.hpp>
@@ -19,6 +20,9 @@ namespace twocs::config {
 struct Workload {
   model::TransformerConfig model;
   model::TrainingPlan plan;
+  /// With an objective, `plan`'s tensor, pipeline, data and virtual degrees are placeholders
+  /// (1, with data = expert) that the plan search replaces; the stated ones are not checked.
+  PlanSearchRequest search;
 };
 
 struct Scenario {
