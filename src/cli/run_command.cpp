@@ -19,6 +19,7 @@
 #include <twocs/fileio/output_file.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/lowering/task_count.hpp>
+#include <twocs/platform/collective_context.hpp>
 #include <twocs/platform/topology.hpp>
 #include <twocs/report/chrome_trace.hpp>
 #include <twocs/report/dag_export.hpp>
@@ -47,9 +48,10 @@ void write_dag(const std::filesystem::path& path, const lowering::TaskGraph& gra
 }
 
 lowering::LoweringOptions choose_lowering(const FoldDecision& decision, const model::TrainingPlan& plan,
-                                          spdlog::logger& log) {
+                                          lowering::CollectivePolicy collectives, spdlog::logger& log) {
   lowering::LoweringOptions lowering;
   lowering.fold_replicas = decision.fold;
+  lowering.collectives = std::move(collectives);
   if (decision.inexact())
     log.warn("folding replicas is approximate here: {}; the folded result may be optimistic (--fold off simulates "
              "every device)",
@@ -122,10 +124,11 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
 
   ProgressReporter progress(options.quiet ? nullptr : options.progress, options.progress_terminal);
   progress.phase("lowering");
-  const auto cost_model = cost::make_cost_model(cluster.device); // the platform's operator model
-  const lowering::TaskCount tasks = lowering::count_tasks(model, plan, *cost_model);
+  const auto cost_model = cost::make_cost_model(cluster.device);              // the platform's operator model
+  auto collectives = platform::collective_policy(cluster, plan.world_size()); // algorithm per kind
+  const lowering::TaskCount tasks = lowering::count_tasks(model, plan, *cost_model, collectives);
   const FoldDecision fold = decide_fold(options.fold, cluster, plan, tasks.full, options.fold_above_tasks);
-  const lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, log);
+  const lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, std::move(collectives), log);
   require_tractable(options, tasks.under(lowering_options));
   require_memory_budget(tasks.under(lowering_options), options.memory_budget,
                         options.workload ? options.workload->string() : config::embedded_default_workload().name);

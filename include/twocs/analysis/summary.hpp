@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct Approximations {
   std::string fold_reason; // why it folded or not (the --fold decision)
 };
 
+/// Per communication group, how many of its collectives ran each algorithm ("ring", "tree", ...;
+/// lowering::to_string(Algorithm)), counted once per collective lowered (folded: per group simulated).
+using AlgorithmCounts = std::array<std::map<std::string, std::int64_t>, model::comm_group_count>;
+
 struct Summary {
   std::string workload_name;
   std::string platform_name;
@@ -61,6 +66,7 @@ struct Summary {
   std::uint64_t simulated_tasks = 0;
   units::Seconds wall_time; // host time spent, lowering to analysis
   Approximations approximations;
+  AlgorithmCounts collective_algorithms; // which algorithm each group's collectives ran
 };
 
 } // namespace twocs::analysis

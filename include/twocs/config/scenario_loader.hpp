@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,9 @@ namespace twocs::config {
 struct Workload {
   model::TransformerConfig model;
   model::TrainingPlan plan;
+  /// `training.collectives`: algorithm per communication kind; each kind named here replaces the
+  /// platform's `cluster.network.collectives` entry (docs/network.md, "Automatic choice").
+  std::map<std::string, std::string> collectives;
 };
 
 struct Scenario {

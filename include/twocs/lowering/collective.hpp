@@ -67,6 +67,8 @@ private:
   void lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point);
   void lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
   void lower_mirrored_direct(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
+  void lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag, Transfer message,
+                          std::size_t member);
 
   std::vector<DeviceId> devices_;
   int steps_ = 0;
