@@ -57,8 +57,9 @@ CollectiveChoice choose_collective(const CollectivePolicy& policy, model::CommGr
   if (!policy.network || kind == CollectiveKind::send_recv || devices.size() <= 1) return choice;
   choice.shape = group_shape(*policy.network, devices);
   const Algorithm asked = policy.for_group(group);
-  choice.algorithm =
-      asked == Algorithm::automatic ? choose_algorithm(kind, size, group_context(*policy.network, devices)) : asked;
+  choice.algorithm = asked == Algorithm::automatic
+                         ? choose_algorithm(kind, size, group_context(*policy.network, devices), policy.automatic_tree)
+                         : asked;
   return choice;
 }
 

@@ -74,6 +74,7 @@ TEST_CASE("the policy's algorithm per kind; automatic resolves by size and place
 TEST_CASE("across nodes automatic takes the tree for small all-reduces and the ring for large ones") {
   lowering::CollectivePolicy policy;
   policy.network = dgx_like(0);
+  policy.automatic_tree = true;         // as collbench
   const auto group = strided(0, 64, 8); // 64 nodes, one rank each
   // Ring: 2 x 63 latencies of 5 us = 630 us; tree: 2 log2(64) = 12 latencies = 60 us.
   CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, units::bytes(1024.0),
@@ -82,5 +83,9 @@ TEST_CASE("across nodes automatic takes the tree for small all-reduces and the r
   // 1 GiB: the tree's busiest rank sends 2 S, the ring's 2 (n - 1) / n S.
   CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce,
                                     units::bytes(1024.0 * 1024 * 1024), group)
+            .algorithm == Algorithm::ring);
+  policy.automatic_tree = false; // as `twocs run`: the tree only when named
+  CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, units::bytes(1024.0),
+                                    group)
             .algorithm == Algorithm::ring);
 }

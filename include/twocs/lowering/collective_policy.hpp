@@ -35,6 +35,11 @@ struct CollectiveNetwork {
 struct CollectivePolicy {
   std::array<Algorithm, model::comm_group_count> algorithms = default_algorithms();
   std::optional<CollectiveNetwork> network;
+  /// Whether `automatic` may pick the double binary tree. Off in `twocs run`: the tree is not the
+  /// same seen from every member, so folded runs lower it whole (about 4 n x slices transfers
+  /// per collective instead of the mirrored ring's 4 n: minutes instead of a second at 256
+  /// nodes), and it is not node-aware yet (docs/network.md, section 7). Named, it runs.
+  bool automatic_tree = false;
 
   [[nodiscard]] static constexpr std::array<Algorithm, model::comm_group_count> default_algorithms() {
     std::array<Algorithm, model::comm_group_count> a{};
