@@ -48,6 +48,27 @@ Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& time
   return summarize(graph, timeline, model, plan, cluster, summarize_memory(model, plan, cluster));
 }
 
+namespace {
+
+/// Each collective instance counted once, under its group and the algorithm its transfers carry.
+AlgorithmCounts count_algorithms(const lowering::TaskGraph& graph) {
+  AlgorithmCounts counts;
+  std::vector<bool> seen;
+  for (lowering::TaskId id = 0; id < graph.size(); ++id) {
+    if (!graph.task(id).is_transfer()) continue;
+    const lowering::Transfer& x = graph.transfer(id);
+    if (x.collective < 0) continue;
+    const auto c = static_cast<std::size_t>(x.collective);
+    if (c >= seen.size()) seen.resize(c + 1, false);
+    if (seen[c]) continue;
+    seen[c] = true;
+    ++counts[index(x.group)][std::string(lowering::to_string(x.algorithm))];
+  }
+  return counts;
+}
+
+} // namespace
+
 Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                   const model::TransformerConfig& model, const model::TrainingPlan& plan,
                   const hardware::ClusterSpec& cluster, const MemorySummary& memory) {
@@ -59,6 +80,7 @@ Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& time
   s.world_size = plan.world_size();
   s.plan = plan;
   s.simulated_tasks = graph.size();
+  s.collective_algorithms = count_algorithms(graph);
   const std::vector<bool> running = devices_running_kernels(graph);
   s.simulated_devices = std::count(running.begin(), running.end(), true);
   s.measured_device = last_finishing_device(graph, timeline);

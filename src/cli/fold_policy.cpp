@@ -36,12 +36,9 @@ std::optional<std::string> fold_hazard(const hardware::ClusterSpec& cluster, con
   // A ring of devices routes non-neighbour transfers through other devices' links.
   if (cluster.node.topology == hardware::NodeTopology::ring && cluster.node.devices > 2)
     return std::string("the node interconnect is a ring (transfers cross other devices' links)");
-  // Only the ring is lowered member by member under folding (lowering::CollectiveInstance);
-  // trees, halving-doubling, in-network and direct (all-to-all) schedules are not symmetric.
-  for (const auto& [kind, algorithm] : cluster.network.collectives)
-    if (algorithm != "ring")
-      return fmt::format("the {} collectives use the '{}' algorithm, which folding does not mirror exactly", kind,
-                         algorithm);
+  // Every collective algorithm folds: the ring is lowered from the simulated member's side, the
+  // others (not the same seen from every rank) whole over the group, every folded member
+  // entering with the simulated one (lowering::CollectiveInstance). Neither needs a hazard.
   return network_hazard(cluster, nodes_used(cluster, plan));
 }
 

@@ -1,7 +1,7 @@
 // Private: when folding replicas (simulating one device per pipeline stage) is exact, and what
 // `--fold auto|on|off` decides. Folding assumes every mirrored peer sees the same network as
 // the simulated one; where replicas share a link (an oversubscribed fat-tree level, a NIC shared
-// by several devices, a node ring, a non-ring collective) the simulated device would run alone
+// by several devices, a node ring) the simulated device would run alone
 // on a link its peers crowd in the full run, and the folded result would be optimistic.
 #pragma once
 

@@ -20,6 +20,7 @@
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/lowering/task_count.hpp>
 #include <twocs/planning/plan_search.hpp>
+#include <twocs/platform/collective_context.hpp>
 #include <twocs/platform/topology.hpp>
 #include <twocs/report/chrome_trace.hpp>
 #include <twocs/report/dag_export.hpp>
@@ -48,9 +49,10 @@ void write_dag(const std::filesystem::path& path, const lowering::TaskGraph& gra
 }
 
 lowering::LoweringOptions choose_lowering(const FoldDecision& decision, const model::TrainingPlan& plan,
-                                          spdlog::logger& log) {
+                                          lowering::CollectivePolicy collectives, spdlog::logger& log) {
   lowering::LoweringOptions lowering;
   lowering.fold_replicas = decision.fold;
+  lowering.collectives = std::move(collectives);
   if (decision.inexact())
     log.warn("folding replicas is approximate here: {}; the folded result may be optimistic (--fold off simulates "
              "every device)",
@@ -94,9 +96,10 @@ PlanRun simulate_plan(const RunOptions& options, const config::Scenario& scenari
   const auto start = Clock::now();
   const auto& model = scenario.workload.model;
   progress.phase("lowering");
-  const lowering::TaskCount tasks = lowering::count_tasks(model, plan, cost);
+  auto collectives = platform::collective_policy(scenario.cluster, plan.world_size()); // algorithm per kind
+  const lowering::TaskCount tasks = lowering::count_tasks(model, plan, cost, collectives);
   FoldDecision fold = decide_fold(options.fold, scenario.cluster, plan, tasks.full, options.fold_above_tasks);
-  const lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, log);
+  const lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, std::move(collectives), log);
   require_tractable(options, tasks.under(lowering_options));
   require_memory_budget(tasks.under(lowering_options), options.memory_budget, workload_source(options));
   lowering::TaskGraph graph = lowering::lower_iteration(model, plan, cost, lowering_options);

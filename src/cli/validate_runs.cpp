@@ -11,6 +11,7 @@
 #include <twocs/error.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/lowering/task_count.hpp>
+#include <twocs/platform/collective_context.hpp>
 #include <twocs/platform/topology.hpp>
 #include <twocs/units/format.hpp>
 
@@ -52,10 +53,12 @@ units::Seconds measured_iteration(const ValidationRun& run, const config::Scenar
 lowering::LoweringOptions lowering_for(const ValidateOptions& options, const config::Scenario& scenario) {
   const auto& plan = scenario.workload.plan;
   lowering::LoweringOptions lowering;
-  // The same policy as `twocs run`: auto never folds where replicas share links (fold_policy.hpp).
+  // The same policies as `twocs run`: the collective algorithms of the platform, and auto never
+  // folds where replicas share links (fold_policy.hpp).
+  lowering.collectives = platform::collective_policy(scenario.cluster, plan.world_size());
   lowering.fold_replicas =
-      decide_fold(options.fold, scenario.cluster, plan, lowering::estimate_task_count(scenario.workload.model, plan),
-                  options.fold_above_tasks)
+      decide_fold(options.fold, scenario.cluster, plan,
+                  lowering::estimate_task_count(scenario.workload.model, plan, lowering), options.fold_above_tasks)
           .fold;
   return lowering;
 }

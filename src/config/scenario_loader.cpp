@@ -128,6 +128,7 @@ Scenario load_scenario(const InputText& workload, const InputText& platform,
       error.set_location(locate(is_workload_key(error.key_path()) ? w.document : p.document, error.key_path()));
     throw;
   }
+  for (const auto& [kind, algorithm] : w.workload.collectives) p.cluster.network.collectives[kind] = algorithm;
   return {std::move(w.workload), std::move(p.cluster)};
 }
 

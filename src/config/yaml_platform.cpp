@@ -119,26 +119,6 @@ hardware::NodeSpec read_node(const Field& field) {
   return node;
 }
 
-/// `collectives: {tensor: ring, data: auto}`: the algorithm per communication kind.
-std::map<std::string, std::string> read_collectives(const Field& field) {
-  static constexpr std::array<std::string_view, 4> kinds = {"tensor", "pipeline", "data", "expert"};
-  static constexpr std::array<std::string_view, 7> algorithms = {
-      "auto", "ring", "tree", "halving-doubling", "hierarchical", "in-network", "direct"};
-  const MappingReader m(field, kinds);
-  std::map<std::string, std::string> out;
-  for (std::string_view kind : kinds)
-    if (const auto f = m.optional(kind)) {
-      const std::string name = read_text(*f);
-      bool known = false;
-      for (std::string_view a : algorithms) known = known || a == name;
-      if (!known)
-        fail_at(f->where(), f->path, fmt::format("unknown algorithm '{}'; allowed: {}", name, join_names(algorithms)),
-                suggest(name, algorithms));
-      out[std::string(kind)] = name;
-    }
-  return out;
-}
-
 hardware::NetworkSpec read_network(const Field& field) {
   const MappingReader n(field, network_keys);
   hardware::NetworkSpec network;
@@ -171,6 +151,26 @@ ClusterSpec read_platform(const YamlNode& root, std::string_view default_name) {
   cluster.network = read_network(c.required("network", "{topology: fat-tree, bandwidth: 25GB/s, latency: 5us}"));
   if (const auto f = top.optional("whatif")) apply_whatif(*f, cluster);
   return cluster;
+}
+
+/// `collectives: {tensor: ring, data: auto}`: the algorithm per communication kind.
+std::map<std::string, std::string> read_collectives(const Field& field) {
+  static constexpr std::array<std::string_view, 4> kinds = {"tensor", "pipeline", "data", "expert"};
+  static constexpr std::array<std::string_view, 7> algorithms = {
+      "auto", "ring", "tree", "halving-doubling", "hierarchical", "in-network", "direct"};
+  const MappingReader m(field, kinds);
+  std::map<std::string, std::string> out;
+  for (std::string_view kind : kinds)
+    if (const auto f = m.optional(kind)) {
+      const std::string name = read_text(*f);
+      bool known = false;
+      for (std::string_view a : algorithms) known = known || a == name;
+      if (!known)
+        fail_at(f->where(), f->path, fmt::format("unknown algorithm '{}'; allowed: {}", name, join_names(algorithms)),
+                suggest(name, algorithms));
+      out[std::string(kind)] = name;
+    }
+  return out;
 }
 
 } // namespace twocs::config::detail

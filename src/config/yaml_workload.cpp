@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "yaml_platform.hpp"
 #include "yaml_quantity.hpp"
 #include "yaml_reader.hpp"
 
@@ -26,7 +27,7 @@ constexpr std::array<std::string_view, 2> position_names = {"learned", "rope"};
 constexpr std::array position_values = {model::PositionKind::learned, model::PositionKind::rope};
 constexpr std::array<std::string_view, 2> mask_names = {"causal", "full"};
 constexpr std::array mask_values = {model::AttentionMask::causal, model::AttentionMask::full};
-constexpr std::array<std::string_view, 13> training_keys = {"global_batch",
+constexpr std::array<std::string_view, 14> training_keys = {"global_batch",
                                                             "micro_batch",
                                                             "dtype",
                                                             "parallelism",
@@ -38,7 +39,8 @@ constexpr std::array<std::string_view, 13> training_keys = {"global_batch",
                                                             "framework",
                                                             "host",
                                                             "grad_reduce",
-                                                            "grad_accumulation_fusion"};
+                                                            "grad_accumulation_fusion",
+                                                            "collectives"};
 constexpr std::array<std::string_view, 3> host_keys = {"micro_batch_overhead", "iteration_overhead", "synchronize"};
 constexpr std::array<std::string_view, 3> framework_names = {"megatron-lm", "megatron-deepspeed", "fsdp"};
 constexpr std::array framework_values = {model::Framework::megatron_lm, model::Framework::megatron_deepspeed,
@@ -222,8 +224,11 @@ Workload read_workload(const YamlNode& root, std::string_view default_name) {
   Workload w;
   w.model = read_model(top.required("model", "{layers: 96, hidden: 12288, heads: 96, vocab: 51200, seq_len: 2048}"),
                        default_name);
-  w.plan =
-      read_training(top.required("training", "{global_batch: 1536, micro_batch: 1, parallelism: {...}}"), w.search);
+  const Field training = top.required("training", "{global_batch: 1536, micro_batch: 1, parallelism: {...}}");
+  w.plan = read_training(training, w.search);
+  // The algorithm per communication kind this workload asks for, over the platform's choice.
+  if (const auto f = MappingReader(training, training_keys).optional("collectives"))
+    w.collectives = read_collectives(*f);
   return w;
 }
 

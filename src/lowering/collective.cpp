@@ -35,14 +35,21 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   // An all-to-all is always the direct pairwise exchange (NCCL's alltoall: one send and
   // receive per peer); folded, the mirrored ring carries the same bytes per member.
   const bool all_to_all = spec.kind == model::Collective::all_to_all;
-  if ((spec.algorithm != Algorithm::ring || all_to_all) && !only_member && steps_ > 0) {
+  std::optional<CollectiveSchedule> schedule;
+  if ((spec.algorithm != Algorithm::ring || all_to_all) && steps_ > 0) {
     ScheduleShape shape = spec.shape;
     shape.ranks = static_cast<std::int32_t>(devices_.size());
-    const Algorithm algorithm = all_to_all ? Algorithm::direct : spec.algorithm;
-    auto lowered =
-        add_schedule(graph, make_schedule(algorithm, kind_of(spec.kind), spec.size, shape), devices_, tag, message);
+    schedule = make_schedule(all_to_all ? Algorithm::direct : spec.algorithm, kind_of(spec.kind), spec.size, shape);
+    // Where the asked algorithm does not apply, make_schedule falls back to the ring: the flat one below.
+    if (schedule->algorithm == Algorithm::ring && !all_to_all) schedule.reset();
+  }
+  message.algorithm = schedule ? schedule->algorithm : Algorithm::ring;
+  if (schedule && !only_member) {
+    auto lowered = add_schedule(graph, *schedule, devices_, tag, message);
     schedule_entries_ = std::move(lowered.entries);
     schedule_exits_ = std::move(lowered.exits);
+  } else if (schedule && !all_to_all) {
+    lower_whole_folded(graph, *schedule, tag, message, position_of(*only_member));
   } else if (only_member && steps_ > 0) {
     assert(spec.kind != model::Collective::send_recv && "point-to-point messages connect simulated devices");
     if (all_to_all)
@@ -54,6 +61,26 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   } else {
     lower_ring(graph, tag, message, spec.kind == model::Collective::send_recv);
   }
+}
+
+void CollectiveInstance::lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag,
+                                            Transfer message, std::size_t member) {
+  // Trees, halving-doubling, hierarchical and in-network schedules are not the same seen from
+  // every rank, so no single member's side stands for the others. Folded, the whole schedule is
+  // lowered over the group; every folded member enters it when the simulated member does (it
+  // runs the same program, so it reaches the collective at the same time). The simulated member
+  // stands for all of them, so its part is done when every member's is (the members' exits
+  // differ: a tree's root finishes after its leaves). The links carry the group's traffic as in
+  // the full run.
+  const auto lowered = add_schedule(graph, schedule, devices_, tag, message);
+  mirrored_ = true;
+  schedule_entries_.assign(devices_.size(), {});
+  schedule_exits_.assign(devices_.size(), {});
+  for (std::size_t i = 0; i < schedule.messages.size(); ++i)
+    if (schedule.messages[i].after.empty()) schedule_entries_[member].push_back(lowered.tasks[i]);
+  for (const auto& exits : lowered.exits)
+    schedule_exits_[member].insert(schedule_exits_[member].end(), exits.begin(), exits.end());
+  graph.on_folded_collective(devices_.size(), schedule.messages.size());
 }
 
 void CollectiveInstance::lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point) {

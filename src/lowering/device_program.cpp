@@ -19,11 +19,16 @@ std::vector<TaskId> CollectiveRegistry::join_key(const Key& key, const Collectiv
                                                  const std::vector<DeviceId>& devices, DeviceId device,
                                                  std::span<const TaskId> entry) {
   auto it = pending_.find(key);
-  if (it == pending_.end())
+  if (it == pending_.end()) {
+    CollectiveSpec chosen = spec;
+    const auto choice = choose_collective(policy_, spec.group, kind_of(spec.kind), spec.size, devices);
+    chosen.algorithm = choice.algorithm;
+    chosen.shape = choice.shape;
     it = pending_
-             .emplace(key, std::make_unique<CollectiveInstance>(graph_, spec, devices, next_instance_++,
+             .emplace(key, std::make_unique<CollectiveInstance>(graph_, chosen, devices, next_instance_++,
                                                                 only_simulated_member(devices)))
              .first;
+  }
   assert(it->second->devices() == devices && "members of a group disagree on its collectives");
   std::vector<TaskId> done = it->second->join(graph_, device, entry);
   if (it->second->all_joined()) pending_.erase(it);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <twocs/cost/operator_cost_model.hpp>
+#include <twocs/lowering/collective_policy.hpp>
 #include <twocs/lowering/task_sink.hpp>
 #include <twocs/model/training_plan.hpp>
 #include <twocs/model/transformer.hpp>
@@ -12,6 +13,7 @@
 namespace twocs::lowering::detail {
 
 void lower_devices(TaskSink& sink, const model::TransformerConfig& model, const model::TrainingPlan& plan,
-                   const cost::OperatorCostModel& cost, const std::vector<DeviceId>& devices);
+                   const cost::OperatorCostModel& cost, const std::vector<DeviceId>& devices,
+                   const CollectivePolicy& collectives = {});
 
 } // namespace twocs::lowering::detail

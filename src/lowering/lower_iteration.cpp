@@ -85,9 +85,10 @@ private:
 } // namespace
 
 void lower_devices(TaskSink& sink, const model::TransformerConfig& model, const model::TrainingPlan& plan,
-                   const cost::OperatorCostModel& cost, const std::vector<DeviceId>& devices) {
+                   const cost::OperatorCostModel& cost, const std::vector<DeviceId>& devices,
+                   const CollectivePolicy& collectives) {
   const IterationContext context(sink, model, plan, cost);
-  CollectiveRegistry registry(sink, simulation_mask(devices, context.layout.world_size()));
+  CollectiveRegistry registry(sink, simulation_mask(devices, context.layout.world_size()), collectives);
   const ScheduleWalk walk(context);
   for (DeviceId device : devices) walk.lower_device(registry, device);
   assert(registry.pending() == 0 && "a collective was not joined by all of its members");
@@ -110,7 +111,7 @@ std::vector<DeviceId> simulated_devices(const model::TrainingPlan& plan, const L
 TaskGraph lower_iteration(const model::TransformerConfig& model, const model::TrainingPlan& plan,
                           const cost::OperatorCostModel& cost, const LoweringOptions& options) {
   TaskGraph graph(static_cast<DeviceId>(plan.world_size()));
-  detail::lower_devices(graph, model, plan, cost, simulated_devices(plan, options));
+  detail::lower_devices(graph, model, plan, cost, simulated_devices(plan, options), options.collectives);
   graph.compact();
   return graph;
 }

@@ -53,19 +53,19 @@ public:
 } // namespace
 
 TaskCount count_tasks(const model::TransformerConfig& model, const model::TrainingPlan& plan,
-                      const cost::OperatorCostModel& cost) {
+                      const cost::OperatorCostModel& cost, const CollectivePolicy& collectives) {
   const auto devices = simulated_devices(plan, {true});
   std::vector<bool> simulated(static_cast<std::size_t>(plan.world_size()), false);
   for (DeviceId d : devices) simulated[static_cast<std::size_t>(d)] = true;
   TaskCounter counter(std::move(simulated),
                       static_cast<std::uint64_t>(plan.parallelism.tensor * plan.parallelism.data));
-  detail::lower_devices(counter, model, plan, cost, devices);
+  detail::lower_devices(counter, model, plan, cost, devices, collectives);
   return {counter.full(), counter.folded()};
 }
 
 std::uint64_t estimate_task_count(const model::TransformerConfig& model, const model::TrainingPlan& plan,
                                   const LoweringOptions& options) {
-  return count_tasks(model, plan, FreeKernels()).under(options);
+  return count_tasks(model, plan, FreeKernels(), options.collectives).under(options);
 }
 
 } // namespace twocs::lowering

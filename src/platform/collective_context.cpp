@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <numeric>
+#include <vector>
 
 namespace twocs::platform {
 namespace {
@@ -15,34 +17,44 @@ double links_per_device(const Topology& t) {
   }
 }
 
+std::vector<lowering::DeviceId> first_devices(std::int32_t ranks) {
+  std::vector<lowering::DeviceId> devices(static_cast<std::size_t>(ranks));
+  std::iota(devices.begin(), devices.end(), 0);
+  return devices;
+}
+
 } // namespace
+
+lowering::CollectiveNetwork collective_network(const Topology& t) {
+  lowering::CollectiveNetwork n;
+  n.devices_per_node = t.devices_per_node;
+  n.devices_per_nic = t.devices_per_nic;
+  n.intra_pair_bandwidth = t.device_link.bandwidth;
+  n.intra_bandwidth = t.device_link.bandwidth * links_per_device(t);
+  n.intra_latency = t.devices_per_node > 1 ? t.route_latency(0, 1) : units::Seconds(0);
+  // Devices sharing a NIC share its bandwidth.
+  n.inter_bandwidth =
+      units::min(t.nic_link.bandwidth, t.fabric_link.bandwidth) / static_cast<double>(t.devices_per_nic);
+  n.inter_latency = t.devices > t.devices_per_node ? t.route_latency(0, t.devices_per_node) : n.intra_latency;
+  n.in_network_efficiency = t.in_network_efficiency;
+  return n;
+}
+
+lowering::CollectivePolicy collective_policy(const hardware::ClusterSpec& cluster, std::int64_t devices) {
+  lowering::CollectivePolicy policy;
+  for (model::CommGroup g : model::all_comm_groups)
+    policy.algorithms[static_cast<std::size_t>(g)] = lowering::configured_algorithm(cluster.network.collectives, g);
+  policy.network = collective_network(build_topology(cluster, devices));
+  return policy;
+}
 
 lowering::CollectiveContext collective_context(const Topology& t, std::int32_t ranks) {
   assert(ranks >= 1 && ranks <= t.devices);
-  lowering::CollectiveContext c;
-  c.ranks = ranks;
-  c.ranks_per_node = ranks > t.devices_per_node ? static_cast<std::int32_t>(t.devices_per_node) : 0;
-  c.intra_pair_bandwidth = t.device_link.bandwidth;
-  c.intra_bandwidth = t.device_link.bandwidth * links_per_device(t);
-  c.intra_latency = t.devices_per_node > 1 ? t.route_latency(0, 1) : units::Seconds(0);
-  // Devices sharing a NIC share its bandwidth.
-  c.inter_bandwidth =
-      units::min(t.nic_link.bandwidth, t.fabric_link.bandwidth) / static_cast<double>(t.devices_per_nic);
-  c.inter_latency = ranks > t.devices_per_node ? t.route_latency(0, t.devices_per_node) : c.intra_latency;
-  c.in_network_reduction = t.in_network_efficiency > 0;
-  c.in_network_efficiency = c.in_network_reduction ? t.in_network_efficiency : 1.0;
-  return c;
+  return lowering::group_context(collective_network(t), first_devices(ranks));
 }
 
 lowering::ScheduleShape schedule_shape(const Topology& t, std::int32_t ranks) {
-  lowering::ScheduleShape s;
-  s.ranks = ranks;
-  const bool multi = ranks > t.devices_per_node && ranks % t.devices_per_node == 0;
-  s.ranks_per_node = multi ? static_cast<std::int32_t>(t.devices_per_node) : 0;
-  s.channels = multi ? static_cast<int>(t.nics_per_node()) : 1;
-  s.slice_bytes = 512.0 * 1024; // NCCL's Simple step buffer: NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8
-  s.in_network_efficiency = t.in_network_efficiency > 0 ? t.in_network_efficiency : 1.0;
-  return s;
+  return lowering::group_shape(collective_network(t), first_devices(ranks));
 }
 
 } // namespace twocs::platform

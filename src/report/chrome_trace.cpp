@@ -69,7 +69,8 @@ void write_args(ChunkedWriter& w, const lowering::TaskGraph& graph, TaskId id) {
   } else {
     const lowering::Transfer& x = graph.transfer(id);
     fileio::append_json_number(w.buffer(), x.bytes.value());
-    w.format(",\"peer\":{},\"collective\":{},\"step\":{}", x.peer, x.collective, x.step);
+    w.format(",\"peer\":{},\"collective\":{},\"step\":{},\"algorithm\":\"{}\"", x.peer, x.collective, x.step,
+             lowering::to_string(x.algorithm));
   }
   w.append("}");
 }

@@ -27,6 +27,17 @@ Json per_group(const analysis::PerGroup& seconds) {
   return out;
 }
 
+/// {"tensor": {"ring": 120}, "data": {"tree": 4, "ring": 2}, ...}: every group, even without collectives.
+Json algorithm_counts(const analysis::AlgorithmCounts& counts) {
+  Json out = Json::object();
+  for (const auto group : model::all_comm_groups) {
+    Json per = Json::object();
+    for (const auto& [algorithm, n] : counts[analysis::index(group)]) per[algorithm] = n;
+    out[std::string(model::to_string(group))] = per;
+  }
+  return out;
+}
+
 Json breakdown(const analysis::Breakdown& b) {
   Json out = Json::object();
   out["compute"] = number(b.compute.value());
@@ -102,6 +113,7 @@ std::string json_summary(const analysis::Summary& summary) {
   out["memory"] = memory(summary.memory);
   out["simulated_tasks"] = summary.simulated_tasks;
   out["wall_time_s"] = number(summary.wall_time.value());
+  out["collective_algorithms"] = algorithm_counts(summary.collective_algorithms);
   out["approximations"] = {{"folded", summary.approximations.folded}, {"reason", summary.approximations.fold_reason}};
   out["plan"] = plan(summary.plan, summary.plan_choice);
   // Names come from user files: replace invalid UTF-8 instead of throwing halfway through a run.

@@ -114,6 +114,15 @@ void write_plan_choice(Out& out, const analysis::Summary& s) {
                   c.simulated));
 }
 
+/// "tensor in-network x96, data ring x4": which algorithm each kind's collectives ran.
+std::string algorithm_line(const analysis::AlgorithmCounts& counts) {
+  std::string line;
+  for (const auto group : model::all_comm_groups)
+    for (const auto& [algorithm, n] : counts[analysis::index(group)])
+      line += fmt::format("{}{} {} x{}", line.empty() ? "" : ", ", model::to_string(group), algorithm, n);
+  return line;
+}
+
 } // namespace
 
 std::string summary_table(const analysis::Summary& s) {
@@ -129,6 +138,8 @@ std::string summary_table(const analysis::Summary& s) {
   write_memory(out, s.memory);
   out.push_back('\n');
   row(out, "simulated tasks", grouped(s.simulated_tasks));
+  if (const std::string algorithms = algorithm_line(s.collective_algorithms); !algorithms.empty())
+    row(out, "collectives", algorithms);
   if (s.simulated_devices > 0 && s.simulated_devices < s.world_size)
     row(out, "folded replicas",
         fmt::format("{} of {} devices simulated (the rest mirror them)", s.simulated_devices, s.world_size));

@@ -144,7 +144,7 @@ TEST_CASE("the platform's algorithm per communication kind, the ring where it na
   const std::map<std::string, std::string> collectives = {{"tensor", "in-network"}, {"data", "auto"}};
   CHECK(lowering::configured_algorithm(collectives, model::CommGroup::tensor) == Algorithm::in_network);
   CHECK(lowering::configured_algorithm(collectives, model::CommGroup::data) == Algorithm::automatic);
-  CHECK(lowering::configured_algorithm(collectives, model::CommGroup::pipeline) == Algorithm::ring);
+  CHECK(lowering::configured_algorithm(collectives, model::CommGroup::pipeline) == Algorithm::automatic);
   // Unresolved, `auto` builds the ring.
   CHECK(build(Algorithm::automatic, CollectiveKind::all_reduce, 4, 1e6).algorithm == Algorithm::ring);
 }

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct PlanChoice {
   std::int64_t fitting = 0;       // of those, plans that fit in device memory
   std::int64_t simulated = 0;     // of those, plans simulated to choose (fastest)
 };
+/// Per communication group, how many of its collectives ran each algorithm ("ring", "tree", ...;
+/// lowering::to_string(Algorithm)), counted once per collective lowered (folded: per group simulated).
+using AlgorithmCounts = std::array<std::map<std::string, std::int64_t>, model::comm_group_count>;
 
 struct Summary {
   std::string workload_name;
@@ -73,6 +77,7 @@ struct Summary {
   Approximations approximations;
   model::TrainingPlan plan; // the plan that ran (the searched one with a plan search)
   PlanChoice plan_choice;
+  AlgorithmCounts collective_algorithms; // which algorithm each group's collectives ran
 };
 
 } // namespace twocs::analysis

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,9 @@ struct Workload {
   /// With an objective, `plan`'s tensor, pipeline, data and virtual degrees are placeholders
   /// (1, with data = expert) that the plan search replaces; the stated ones are not checked.
   PlanSearchRequest search;
+  /// `training.collectives`: algorithm per communication kind; each kind named here replaces the
+  /// platform's `cluster.network.collectives` entry (docs/network.md, "Automatic choice").
+  std::map<std::string, std::string> collectives;
 };
 
 struct Scenario {

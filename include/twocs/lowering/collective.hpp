@@ -49,7 +49,10 @@ public:
   /// exactly what this member runs), lower just this member's part of the ring: in each step
   /// its send to its successor and its predecessor's send to it, the latter ordered as this
   /// member's own sends are (by symmetry the predecessor is at the same point at the same time).
-  /// On a symmetric network the member's timeline is the one of the full ring.
+  /// On a symmetric network the member's timeline is the one of the full ring. Other algorithms
+  /// (spec.algorithm, chosen by the registry's CollectivePolicy) are lowered whole over the group
+  /// instead, every folded member entering with `only_member`, which leaves after the last exit
+  /// of any member (docs/network.md, "Folding").
   CollectiveInstance(TaskSink& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
                      std::int32_t instance_id, std::optional<DeviceId> only_member = std::nullopt);
 
@@ -67,6 +70,8 @@ private:
   void lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point);
   void lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
   void lower_mirrored_direct(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
+  void lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag, Transfer message,
+                          std::size_t member);
 
   std::vector<DeviceId> devices_;
   int steps_ = 0;

@@ -38,7 +38,7 @@ enum class Algorithm : std::uint8_t {
 [[nodiscard]] CollectiveKind kind_of(model::Collective c);
 
 /// The algorithm the platform file asks for a communication kind (`cluster.network.collectives`,
-/// e.g. {tensor: ring, data: auto}); the ring where it names none.
+/// e.g. {tensor: ring, data: auto}); `automatic` where it names none.
 [[nodiscard]] Algorithm configured_algorithm(const std::map<std::string, std::string>& collectives,
                                              model::CommGroup group);
 

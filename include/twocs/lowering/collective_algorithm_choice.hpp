@@ -27,8 +27,10 @@ struct CollectiveContext {
 [[nodiscard]] units::Seconds estimate_time(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                            const CollectiveContext& context);
 
-/// The applicable algorithm with the smallest estimate; ties keep the ring.
-[[nodiscard]] Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const CollectiveContext& context);
+/// The applicable algorithm with the smallest estimate; ties keep the ring. `allow_tree`: whether
+/// the double binary tree is a candidate across nodes.
+[[nodiscard]] Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const CollectiveContext& context,
+                                         bool allow_tree = true);
 
 /// NCCL's protocols and their documented costs (src/graph/tuning.cc, NCCL 2.2x): a per-hop
 /// latency over NVLink and over the network, and the share of the link bandwidth they reach.

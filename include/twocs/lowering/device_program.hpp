@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <twocs/lowering/collective.hpp>
+#include <twocs/lowering/collective_policy.hpp>
 #include <twocs/lowering/stream.hpp>
 #include <twocs/lowering/task_sink.hpp>
 
@@ -23,8 +24,9 @@ class CollectiveRegistry {
 public:
   /// `simulated[d]` tells whether device d runs a program; empty means every device does. A
   /// group must have all its members simulated or exactly one (the others folded away).
-  explicit CollectiveRegistry(TaskSink& graph, std::vector<bool> simulated = {})
-      : graph_(graph), simulated_(std::move(simulated)) {}
+  /// `policy` chooses each collective's algorithm and shape when it is first lowered.
+  explicit CollectiveRegistry(TaskSink& graph, std::vector<bool> simulated = {}, CollectivePolicy policy = {})
+      : graph_(graph), simulated_(std::move(simulated)), policy_(std::move(policy)) {}
 
   /// Joins `device` to the `sequence`-th collective of its group (identified by `group_kind`, the
   /// group's first device and its size), lowering it when `device` is the first member to get there.
@@ -47,6 +49,7 @@ private:
 
   TaskSink& graph_;
   std::vector<bool> simulated_;
+  CollectivePolicy policy_;
   std::map<Key, std::unique_ptr<CollectiveInstance>> pending_;
   std::int32_t next_instance_ = 0;
 };

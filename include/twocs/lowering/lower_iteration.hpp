@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <twocs/cost/operator_cost_model.hpp>
+#include <twocs/lowering/collective_policy.hpp>
 #include <twocs/lowering/task_graph.hpp>
 #include <twocs/model/training_plan.hpp>
 #include <twocs/model/transformer.hpp>
@@ -21,6 +22,9 @@ struct LoweringOptions {
   /// links loaded as in the full run. Traffic that other replicas would add to shared links
   /// (an oversubscribed fat tree's upper levels) is not simulated.
   bool fold_replicas = false;
+  /// The algorithm of each collective, per communication kind (collective_policy.hpp); without a
+  /// network every collective is the flat ring.
+  CollectivePolicy collectives;
 };
 
 /// `model` and `plan` must have passed model::validate. Costs kernels with `cost`.

@@ -31,7 +31,7 @@ struct TaskCount {
 /// Exact task counts of lower_iteration, folded and not. Costs about as much time as the
 /// folded lowering and almost no memory. `cost` only labels kernels here; any model will do.
 [[nodiscard]] TaskCount count_tasks(const model::TransformerConfig& model, const model::TrainingPlan& plan,
-                                    const cost::OperatorCostModel& cost);
+                                    const cost::OperatorCostModel& cost, const CollectivePolicy& collectives = {});
 
 /// The same, with a cost model of its own: lower_iteration's size under `options`.
 [[nodiscard]] std::uint64_t estimate_task_count(const model::TransformerConfig& model, const model::TrainingPlan& plan,

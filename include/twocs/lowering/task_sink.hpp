@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include <twocs/lowering/collective_algorithm.hpp>
 #include <twocs/model/operator.hpp>
 #include <twocs/units/quantity.hpp>
 
@@ -43,6 +44,7 @@ struct Transfer {
   std::int32_t collective = -1; // collective instance this transfer belongs to
   std::int32_t step = -1;       // step of the collective's algorithm
   model::CommGroup group = model::CommGroup::tensor;
+  Algorithm algorithm = Algorithm::ring; // of the collective (send-recv: ring), for the summary and traces
 };
 
 class TaskSink {

@@ -57,12 +57,14 @@ units::Seconds estimate_time(Algorithm algorithm, CollectiveKind kind, units::By
   return units::seconds(0);
 }
 
-Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const CollectiveContext& c) {
+Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const CollectiveContext& c, bool allow_tree) {
   if (kind == CollectiveKind::all_to_all) return Algorithm::direct;
   if (kind == CollectiveKind::broadcast || kind == CollectiveKind::send_recv || c.ranks <= 2) return Algorithm::ring;
+  // NCCL's own algorithms (NCCL_ALGO: ring, tree, NVLS; src/graph/tuning.cc): hierarchical and
+  // halving-doubling are not NCCL's and run only when named. A mesh node's direct exchange stands
+  // for RCCL's rings over all xGMI links at once.
   std::vector<Algorithm> candidates = {Algorithm::ring};
-  if (kind == CollectiveKind::all_reduce && spans_nodes(c)) candidates.push_back(Algorithm::tree);
-  if (spans_nodes(c) && c.ranks % c.ranks_per_node == 0) candidates.push_back(Algorithm::hierarchical);
+  if (allow_tree && kind == CollectiveKind::all_reduce && spans_nodes(c)) candidates.push_back(Algorithm::tree);
   if (kind == CollectiveKind::all_reduce && c.in_network_reduction && !spans_nodes(c))
     candidates.push_back(Algorithm::in_network);
   if (!spans_nodes(c) && c.intra_pair_bandwidth.value() > 0 && c.intra_pair_bandwidth < c.intra_bandwidth)

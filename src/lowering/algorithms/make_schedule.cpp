@@ -48,8 +48,8 @@ CollectiveKind kind_of(model::Collective c) {
 
 Algorithm configured_algorithm(const std::map<std::string, std::string>& collectives, model::CommGroup group) {
   const auto it = collectives.find(std::string(model::to_string(group)));
-  if (it == collectives.end()) return Algorithm::ring;
-  return algorithm_from_string(it->second).value_or(Algorithm::ring);
+  if (it == collectives.end()) return Algorithm::automatic;
+  return algorithm_from_string(it->second).value_or(Algorithm::automatic);
 }
 
 CollectiveSchedule make_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,

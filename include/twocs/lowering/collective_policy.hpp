@@ -1,0 +1,76 @@
+// Which algorithm each collective of an iteration runs, and with what shape: per communication
+// kind (tensor, pipeline, data, expert) a fixed algorithm or `automatic` (NCCL-like tuner,
+// collective_algorithm_choice.hpp), applied to the group's placement on nodes. The platform
+// layer describes its links as a CollectiveNetwork (platform/collective_context.hpp); the same
+// functions serve `twocs run` and `twocs collbench` (docs/network.md, "Automatic choice").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include <twocs/lowering/collective_algorithm.hpp>
+#include <twocs/lowering/collective_algorithm_choice.hpp>
+#include <twocs/lowering/task_sink.hpp>
+
+namespace twocs::lowering {
+
+/// What the choice and the schedules need to know of the platform's links (sustained rates).
+struct CollectiveNetwork {
+  std::int64_t devices_per_node = 1; // devices i and j share a node when i / g == j / g
+  std::int64_t devices_per_nic = 1;
+  units::ByteRate intra_bandwidth;      // a device's links into its node's fabric, all together
+  units::ByteRate intra_pair_bandwidth; // between one pair of devices of a node
+  units::Seconds intra_latency;         // one message within a node
+  units::ByteRate inter_bandwidth;      // a device's share of the network (its NIC)
+  units::Seconds inter_latency;         // one message across the network
+  double in_network_efficiency = 0.0;   // the node's switch reduces (NVLS) when > 0
+  /// NCCL's Simple step buffer: NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8 (src/include/comm.h).
+  double slice_bytes = 512.0 * 1024;
+};
+
+/// The algorithm per communication kind, and the network it is chosen for. Without a network
+/// (tests of the lowering alone) every collective is the flat ring.
+struct CollectivePolicy {
+  std::array<Algorithm, model::comm_group_count> algorithms = default_algorithms();
+  std::optional<CollectiveNetwork> network;
+  /// Whether `automatic` may pick the double binary tree. Off in `twocs run`: the tree is not the
+  /// same seen from every member, so folded runs lower it whole (about 4 n x slices transfers
+  /// per collective instead of the mirrored ring's 4 n: minutes instead of a second at 256
+  /// nodes), and it is not node-aware yet (docs/network.md, section 7). Named, it runs.
+  bool automatic_tree = false;
+
+  [[nodiscard]] static constexpr std::array<Algorithm, model::comm_group_count> default_algorithms() {
+    std::array<Algorithm, model::comm_group_count> a{};
+    a.fill(Algorithm::automatic);
+    return a;
+  }
+  [[nodiscard]] Algorithm for_group(model::CommGroup g) const { return algorithms[static_cast<std::size_t>(g)]; }
+};
+
+/// How many consecutive members of `devices` share each node: g when every node the group
+/// touches holds exactly g consecutive members, 1 when the placement is irregular; 0 when all
+/// members sit in one node.
+[[nodiscard]] std::int32_t ranks_per_node(const CollectiveNetwork& network, std::span<const DeviceId> devices);
+
+/// The links of a group (collective_algorithm_choice.hpp) placed on `devices`.
+[[nodiscard]] CollectiveContext group_context(const CollectiveNetwork& network, std::span<const DeviceId> devices);
+
+/// The schedule's shape for that group: across nodes one channel per member of a node (each its
+/// own NIC, NCCL's rings leave every node through a different NIC), within a node one channel.
+[[nodiscard]] ScheduleShape group_shape(const CollectiveNetwork& network, std::span<const DeviceId> devices);
+
+struct CollectiveChoice {
+  Algorithm algorithm = Algorithm::ring; // never `automatic`
+  ScheduleShape shape{};
+};
+
+/// The algorithm and shape of a collective of `kind` and `size` (nccl-tests' S) over `devices`
+/// of group `group`: the policy's algorithm for the group, `automatic` resolved by
+/// choose_algorithm. Point-to-point messages and groups of two or fewer are rings.
+[[nodiscard]] CollectiveChoice choose_collective(const CollectivePolicy& policy, model::CommGroup group,
+                                                 CollectiveKind kind, units::Bytes size,
+                                                 std::span<const DeviceId> devices);
+
+} // namespace twocs::lowering

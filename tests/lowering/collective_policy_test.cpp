@@ -1,0 +1,91 @@
+// The algorithm each collective of an iteration runs (collective_policy.hpp): the group's
+// placement on nodes, the policy per communication kind, and the automatic choice.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include <twocs/lowering/collective_policy.hpp>
+
+using namespace twocs;
+using lowering::Algorithm;
+using lowering::CollectiveKind;
+
+namespace {
+
+/// Eight devices per node on a switch that reduces (NVLS, as a DGX H100), one NIC each.
+lowering::CollectiveNetwork dgx_like(double in_network_efficiency) {
+  lowering::CollectiveNetwork n;
+  n.devices_per_node = 8;
+  n.intra_bandwidth = units::ByteRate(370e9);
+  n.intra_pair_bandwidth = units::ByteRate(370e9);
+  n.intra_latency = units::Seconds(2e-6);
+  n.inter_bandwidth = units::ByteRate(48e9);
+  n.inter_latency = units::Seconds(5e-6);
+  n.in_network_efficiency = in_network_efficiency;
+  return n;
+}
+
+std::vector<lowering::DeviceId> strided(int first, int count, int stride) {
+  std::vector<lowering::DeviceId> d;
+  for (int i = 0; i < count; ++i) d.push_back(first + i * stride);
+  return d;
+}
+
+} // namespace
+
+TEST_CASE("a group's ranks per node come from where its members sit") {
+  const auto net = dgx_like(0);
+  CHECK(lowering::ranks_per_node(net, strided(0, 8, 1)) == 0);  // one node
+  CHECK(lowering::ranks_per_node(net, strided(0, 4, 8)) == 1);  // a data group with t = 8: one per node
+  CHECK(lowering::ranks_per_node(net, strided(0, 8, 2)) == 4);  // t = 2: four per node, two nodes
+  CHECK(lowering::ranks_per_node(net, strided(6, 4, 3)) == 1);  // 6 | 9, 12, 15: irregular
+  CHECK(lowering::ranks_per_node(net, strided(0, 12, 1)) == 1); // 8 + 4: irregular
+  const auto shape = lowering::group_shape(net, strided(0, 8, 2));
+  CHECK(shape.ranks == 8);
+  CHECK(shape.ranks_per_node == 4);
+  CHECK(shape.channels == 4); // one ring per NIC the group uses in a node
+}
+
+TEST_CASE("the policy's algorithm per kind; automatic resolves by size and placement; no network: ring") {
+  const units::Bytes large = units::bytes(256.0 * 1024 * 1024);
+  const auto node = strided(0, 8, 1);
+  lowering::CollectivePolicy policy;
+  CHECK(lowering::choose_collective(policy, model::CommGroup::tensor, CollectiveKind::all_reduce, large, node)
+            .algorithm == Algorithm::ring);
+  policy.network = dgx_like(0.85);
+  // NVLS: S (1 + 1/n) / (0.85 B) against the ring's 2 (n - 1) / n S / B: 1.32 S/B < 1.75 S/B.
+  const auto nvls =
+      lowering::choose_collective(policy, model::CommGroup::tensor, CollectiveKind::all_reduce, large, node);
+  CHECK(nvls.algorithm == Algorithm::in_network);
+  CHECK(nvls.shape.in_network_efficiency == doctest::Approx(0.85));
+  // An all-gather cannot use it.
+  CHECK(lowering::choose_collective(policy, model::CommGroup::tensor, CollectiveKind::all_gather, large, node)
+            .algorithm == Algorithm::ring);
+  policy.algorithms[static_cast<std::size_t>(model::CommGroup::tensor)] = Algorithm::ring;
+  CHECK(lowering::choose_collective(policy, model::CommGroup::tensor, CollectiveKind::all_reduce, large, node)
+            .algorithm == Algorithm::ring);
+  policy.algorithms[static_cast<std::size_t>(model::CommGroup::data)] = Algorithm::tree;
+  CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, large, strided(0, 4, 8))
+            .algorithm == Algorithm::tree);
+  CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::send_recv, large, strided(0, 2, 8))
+            .algorithm == Algorithm::ring);
+}
+
+TEST_CASE("across nodes automatic takes the tree for small all-reduces and the ring for large ones") {
+  lowering::CollectivePolicy policy;
+  policy.network = dgx_like(0);
+  policy.automatic_tree = true;         // as collbench
+  const auto group = strided(0, 64, 8); // 64 nodes, one rank each
+  // Ring: 2 x 63 latencies of 5 us = 630 us; tree: 2 log2(64) = 12 latencies = 60 us.
+  CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, units::bytes(1024.0),
+                                    group)
+            .algorithm == Algorithm::tree);
+  // 1 GiB: the tree's busiest rank sends 2 S, the ring's 2 (n - 1) / n S.
+  CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce,
+                                    units::bytes(1024.0 * 1024 * 1024), group)
+            .algorithm == Algorithm::ring);
+  policy.automatic_tree = false; // as `twocs run`: the tree only when named
+  CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, units::bytes(1024.0),
+                                    group)
+            .algorithm == Algorithm::ring);
+}
