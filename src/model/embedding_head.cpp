@@ -27,7 +27,7 @@ double ce_backward_bytes(Dtype d) { return 12 + element_size(d); }
 /// A small all-reduce of one fp32 value per token across the tensor-parallel group.
 CollectiveOp per_token_all_reduce(const LayerShape& shape, const char* name) {
   return collective(name, Collective::all_reduce, CommGroup::tensor, Pass::forward,
-                    size_of(as_double(shape.micro_batch * shape.model.seq_len), Dtype::fp32));
+                    size_of(as_double(detail::dims_of(shape).tokens), Dtype::fp32));
 }
 
 } // namespace

@@ -78,7 +78,8 @@ LayerShape shared_expert_shape(const LayerShape& shape) {
 } // namespace
 
 std::int64_t moe_tokens(const LayerShape& shape) {
-  const std::int64_t tokens = shape.micro_batch * shape.model.seq_len;
+  // Under context parallelism each rank routes the tokens of its s / cp slice.
+  const std::int64_t tokens = shape.micro_batch * shape.model.seq_len / std::max<std::int64_t>(shape.context, 1);
   return shape.sequence_parallel ? tokens / shape.tensor : tokens;
 }
 

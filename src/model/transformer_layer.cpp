@@ -8,6 +8,7 @@
 
 #include <cassert>
 
+#include "context_attention.hpp"
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
@@ -28,6 +29,7 @@ using detail::memory_bound;
 using units::as_double;
 
 void add_attention_core_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  if (shape.context > 1) return detail::add_context_attention_forward(steps, shape, d, pass);
   if (shape.attention == AttentionKernel::fused) return detail::add_fused_attention_forward(steps, shape, d, pass);
   const auto& m = shape.model;
   const std::int64_t batch = shape.micro_batch * d.local_heads;
@@ -117,6 +119,8 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.attention = plan.attention;
   shape.expert = plan.parallelism.expert;
   shape.moe_ffn = model.moe.has_value() && model.moe->dense_layers == 0;
+  shape.context = plan.parallelism.context;
+  shape.context_comm = plan.parallelism.context_comm;
   return shape;
 }
 

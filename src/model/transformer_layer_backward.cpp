@@ -8,6 +8,7 @@
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/units/numeric.hpp>
 
+#include "context_attention.hpp"
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
@@ -38,6 +39,7 @@ void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, con
 }
 
 void add_attention_core_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
+  if (shape.context > 1) return detail::add_context_attention_backward(steps, shape, d);
   if (shape.attention == AttentionKernel::fused) return detail::add_fused_attention_backward(steps, shape, d);
   const auto& m = shape.model;
   const std::int64_t batch = shape.micro_batch * d.local_heads;

@@ -22,7 +22,9 @@ struct LayerShape {
   bool tp_async_backward = true; // overlap the column-parallel input-gradient all-reduce with wgrad
   AttentionKernel attention = AttentionKernel::unfused; // fused: FlashAttention (fused_attention.cpp)
   std::int64_t expert = 1;                              // ep: expert-parallel degree (experts per rank = experts / ep)
-  bool moe_ffn = false; // this layer's FFN is the model's mixture of experts (model.moe)
+  bool moe_ffn = false;                         // this layer's FFN is the model's mixture of experts (model.moe)
+  std::int64_t context = 1;                     // cp: ranks that split each sequence (s / cp tokens here)
+  ContextComm context_comm = ContextComm::ring; // how they exchange keys and values
 
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);
 };
