@@ -129,3 +129,19 @@ TEST_CASE("context parallelism divides the per-device model FLOPs by cp") {
   const auto split = simulate(small_model(), context_plan(model::ContextComm::ring, 2, 2));
   CHECK(split.summary.model_flops.value() == doctest::Approx(base.summary.model_flops.value() / 2).epsilon(1e-9));
 }
+
+TEST_CASE("ring hand-overs hide under the attention steps: the context kind's time is mostly overlapped") {
+  const auto run = simulate(small_model(), context_plan(model::ContextComm::ring, 4, 1));
+  const auto context = analysis::index(model::CommGroup::context);
+  const double overlapped = run.summary.overlapped_comm_by_group[context].value();
+  CHECK(overlapped > 0);
+  CHECK(overlapped > run.summary.exposed_comm_by_group[context].value());
+  // The per-kind shares sum to the totals.
+  double exposed_sum = 0, overlapped_sum = 0;
+  for (const auto g : model::all_comm_groups) {
+    exposed_sum += run.summary.exposed_comm_by_group[analysis::index(g)].value();
+    overlapped_sum += run.summary.overlapped_comm_by_group[analysis::index(g)].value();
+  }
+  CHECK(overlapped_sum == doctest::Approx(run.summary.breakdown.overlapped_comm.value()));
+  CHECK(exposed_sum == doctest::Approx(run.summary.breakdown.exposed_comm.value()));
+}
