@@ -123,11 +123,20 @@ TEST_CASE("folding context-parallel replicas is exact: ring and all-gather") {
   }
 }
 
-TEST_CASE("context parallelism divides the per-device model FLOPs by cp") {
-  auto one = context_plan(model::ContextComm::ring, 1, 2);
-  const auto base = simulate(small_model(), one);
+TEST_CASE("context parallelism keeps the iteration's model FLOPs and spreads them over cp times the devices") {
+  const auto base = simulate(small_model(), context_plan(model::ContextComm::ring, 1, 2));
   const auto split = simulate(small_model(), context_plan(model::ContextComm::ring, 2, 2));
-  CHECK(split.summary.model_flops.value() == doctest::Approx(base.summary.model_flops.value() / 2).epsilon(1e-9));
+  CHECK(split.summary.world_size == 2 * base.summary.world_size);
+  CHECK(split.summary.model_flops.value() == doctest::Approx(base.summary.model_flops.value()).epsilon(1e-9));
+  // What device 0 runs as model work is half of what it ran without context parallelism.
+  const auto device_model_flops = [](const lowering::TaskGraph& graph) {
+    double f = 0;
+    for (lowering::TaskId id = 0; id < graph.size(); ++id)
+      if (!graph.task(id).is_transfer() && graph.task(id).device == 0 && graph.kernel(id).model_flops)
+        f += graph.kernel(id).flops.value();
+    return f;
+  };
+  CHECK(device_model_flops(split.graph) == doctest::Approx(device_model_flops(base.graph) / 2).epsilon(1e-9));
 }
 
 TEST_CASE("ring hand-overs hide under the attention steps: the context kind's time is mostly overlapped") {
