@@ -82,7 +82,12 @@ double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& pl
   case Recompute::selective: bytes = sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t); break;
   case Recompute::full: bytes = sequence_parallel ? 2 * sbh / t : 2 * sbh; break;
   }
-  // Table 2 assumes 2-byte activations; fp32 doubles them, fp8 keeps 16-bit activations.
+  // Table 2 assumes 2-byte activations; fp32 doubles them. FP8 (Transformer Engine) keeps the
+  // activations in BF16 except the inputs its linear layers save for the weight gradients,
+  // which it saves in FP8: the QKV and fc1 inputs (2 sbh each, replicated without sequence
+  // parallelism) and the attention-output and fc2 inputs (2 sbh and 8 sbh, split over t) halve.
+  if (plan.dtype == Dtype::fp8 && plan.recompute != Recompute::full)
+    bytes -= sequence_parallel ? sbh * 7 / t : sbh * (2 + 5 / t);
   return plan.dtype == Dtype::fp32 ? 2 * bytes : bytes;
 }
 

@@ -154,3 +154,21 @@ TEST_CASE("ring hand-overs hide under the attention steps: the context kind's ti
   CHECK(overlapped_sum == doctest::Approx(run.summary.breakdown.overlapped_comm.value()));
   CHECK(exposed_sum == doctest::Approx(run.summary.breakdown.exposed_comm.value()));
 }
+
+TEST_CASE("fp8 training sends BF16 activations between pipeline stages, as bf16 training does") {
+  const auto pipeline_bytes = [](model::Dtype dtype) {
+    auto plan = testing::plan_of(1, 2, 1, 2);
+    plan.attention = model::AttentionKernel::fused;
+    plan.dtype = dtype;
+    auto device = testing::cluster_of(1, 8).device;
+    device.peak_flops[model::Dtype::fp8] = units::FlopRate(624e12); // an FP8-capable device
+    const cost::RooflineCostModel cost(device);
+    auto m = small_model();
+    m.tied_embeddings = false; // no embedding all-reduce between the stages
+    const auto graph = lowering::lower_iteration(m, plan, cost);
+    return sent_bytes(graph, model::CommGroup::pipeline);
+  };
+  // Stage 0 sends b s h x 2 bytes per micro-batch forward: 2 micro-batches.
+  CHECK(pipeline_bytes(model::Dtype::fp8) == doctest::Approx(2.0 * 4096 * 1024 * 2));
+  CHECK(pipeline_bytes(model::Dtype::fp8) == doctest::Approx(pipeline_bytes(model::Dtype::bf16)));
+}
