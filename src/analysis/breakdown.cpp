@@ -43,7 +43,7 @@ DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::T
   const auto edges = edges_of(graph, timeline, device);
   std::array<int, model::comm_group_count + 1> active{};
   double compute = 0, overlapped = 0, exposed = 0, comm_busy = 0;
-  std::array<double, model::comm_group_count> exposed_by{}, busy_by{};
+  std::array<double, model::comm_group_count> exposed_by{}, busy_by{}, overlapped_by{};
   for (std::size_t i = 0; i + 1 < edges.size(); ++i) {
     active[static_cast<std::size_t>(edges[i].channel)] += edges[i].delta;
     const double length = edges[i + 1].time - edges[i].time;
@@ -60,6 +60,8 @@ DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::T
     comm_busy += length;
     if (computing) {
       overlapped += length;
+      for (std::size_t g = 0; g < model::comm_group_count; ++g)
+        if (active[g] > 0) overlapped_by[g] += length / groups;
       continue;
     }
     exposed += length;
@@ -79,6 +81,7 @@ DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::T
   for (std::size_t g = 0; g < model::comm_group_count; ++g) {
     out.exposed_by_group[g] = units::Seconds(exposed_by[g]);
     out.busy_by_group[g] = units::Seconds(busy_by[g]);
+    out.overlapped_by_group[g] = units::Seconds(overlapped_by[g]);
   }
   return out;
 }

@@ -88,6 +88,7 @@ Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& time
   s.breakdown = d.breakdown;
   s.exposed_comm_by_group = d.exposed_by_group;
   s.comm_busy_by_group = d.busy_by_group;
+  s.overlapped_comm_by_group = d.overlapped_by_group;
   s.comm_busy = d.comm_busy;
   const double compute_and_comm = (s.breakdown.compute + s.comm_busy).value();
   s.comm_fraction = compute_and_comm > 0 ? s.comm_busy.value() / compute_and_comm : 0.0;

@@ -48,11 +48,13 @@ constexpr std::array framework_values = {model::Framework::megatron_lm, model::F
 constexpr std::array<std::string_view, 3> grad_reduce_names = {"auto", "fp32", "model"};
 constexpr std::array grad_reduce_values = {TrainingPlan::GradReduce::automatic, TrainingPlan::GradReduce::fp32,
                                            TrainingPlan::GradReduce::model_dtype};
-constexpr std::array<std::string_view, 10> parallelism_keys = {
-    "tensor",       "pipeline", "data",   "sequence", "virtual_stages",
-    "stage_layers", "context",  "expert", "search",   "search_candidates"};
+constexpr std::array<std::string_view, 11> parallelism_keys = {
+    "tensor",  "pipeline", "data",   "sequence",          "virtual_stages", "stage_layers",
+    "context", "expert",   "search", "search_candidates", "context_comm"};
 constexpr std::array<std::string_view, 3> objective_names = {"none", "smallest", "fastest"};
 constexpr std::array objective_values = {PlanObjective::none, PlanObjective::smallest, PlanObjective::fastest};
+constexpr std::array<std::string_view, 2> context_comm_names = {"ring", "all_gather"};
+constexpr std::array context_comm_values = {model::ContextComm::ring, model::ContextComm::all_gather};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
 constexpr std::array<std::string_view, 3> overlap_keys = {"dp_grad_reduce", "bucket_size", "tp_async_backward"};
 
@@ -153,6 +155,8 @@ model::Parallelism read_parallelism(const Field& field) {
   if (const auto f = p.optional("sequence")) par.sequence = read_bool(*f);
   if (const auto f = p.optional("virtual_stages")) par.virtual_stages = read_count(*f);
   if (const auto f = p.optional("context")) par.context = read_count(*f);
+  if (const auto f = p.optional("context_comm"))
+    par.context_comm = read_enum(*f, context_comm_names, context_comm_values);
   if (const auto f = p.optional("expert")) par.expert = read_count(*f);
   if (const auto f = p.optional("stage_layers"))
     for (const Field& item : read_list(*f)) par.stage_layers.push_back(read_count(item));

@@ -17,6 +17,8 @@ RingPlan ring_plan(model::Collective kind, std::size_t devices, units::Bytes siz
   case model::Collective::send_recv: return {1, size};
   // Pairwise exchange: n - 1 rounds, each sending the 1/n of the buffer meant for one peer.
   case model::Collective::all_to_all: return {n - 1, size / static_cast<double>(n)};
+  // Every member hands its whole buffer to its successor at once.
+  case model::Collective::ring_exchange: return {1, size};
   }
   return {0, units::Bytes(0)};
 }
@@ -35,8 +37,10 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   // An all-to-all is always the direct pairwise exchange (NCCL's alltoall: one send and
   // receive per peer); folded, the mirrored ring carries the same bytes per member.
   const bool all_to_all = spec.kind == model::Collective::all_to_all;
+  // A ring exchange is one ring step whatever algorithm the group's collectives use.
+  const bool ring_exchange = spec.kind == model::Collective::ring_exchange;
   std::optional<CollectiveSchedule> schedule;
-  if ((spec.algorithm != Algorithm::ring || all_to_all) && steps_ > 0) {
+  if ((spec.algorithm != Algorithm::ring || all_to_all) && !ring_exchange && steps_ > 0) {
     ScheduleShape shape = spec.shape;
     shape.ranks = static_cast<std::int32_t>(devices_.size());
     schedule = make_schedule(all_to_all ? Algorithm::direct : spec.algorithm, kind_of(spec.kind), spec.size, shape);

@@ -58,7 +58,8 @@ const PreparedSequence& IterationContext::head_backward(const model::ModelChunk&
 }
 
 double IterationContext::activation_elements() const {
-  return static_cast<double>(plan.micro_batch * model.seq_len * model.hidden);
+  // Under context parallelism a stage sends its s / cp tokens.
+  return static_cast<double>(plan.micro_batch * (model.seq_len / plan.parallelism.context) * model.hidden);
 }
 
 } // namespace twocs::lowering::detail

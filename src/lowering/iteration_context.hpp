@@ -35,7 +35,7 @@ struct IterationContext {
   [[nodiscard]] DeviceId device_of_chunk(const RankCoordinates& at, std::int64_t chunk) const;
   /// The output layer reports the tied word-embedding gradient only when the embedding is elsewhere.
   [[nodiscard]] const PreparedSequence& head_backward(const model::ModelChunk& chunk) const;
-  /// Elements of one activation between layers: b s h.
+  /// Elements of one activation between layers: b s h (b s / cp h under context parallelism).
   [[nodiscard]] double activation_elements() const;
   /// Parameters whose gradients a backward of `chunk` produces (its layers, embedding, head).
   [[nodiscard]] std::int64_t gradient_parameters_of(const model::ModelChunk& chunk) const;

@@ -29,7 +29,8 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
   synchronise_embedding(context_, device);
   host_time(device, plan.host.iteration_overhead, context_.labels.host_iteration, -1);
   const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
-  const std::int64_t updated = sharded ? units::ceil_div(parameters, plan.parallelism.data) : parameters;
+  const std::int64_t updated =
+      sharded ? units::ceil_div(parameters, plan.parallelism.data * plan.parallelism.context) : parameters;
   const auto steps =
       prepare(context_.sink, model::optimizer_steps(updated, plan.optimizer.kind, plan.dtype), context_.cost);
   for (const auto& step : steps) {

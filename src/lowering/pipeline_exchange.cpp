@@ -37,13 +37,14 @@ void PipelineExchange::gather_received(DeviceLowering& device, const WorkItem& i
                                        const std::vector<TaskId>& transfer) const {
   const auto& p = context_.plan.parallelism;
   if (transfer.empty() || p.tensor == 1 || p.sequence) return;
-  const CollectiveSpec gather{model::Collective::all_gather,
-                              model::CommGroup::tensor,
-                              pass_of(item.kind == WorkKind::forward),
-                              model::size_of(context_.activation_elements(), context_.plan.dtype),
-                              context_.labels.boundary_gather,
-                              -1,
-                              static_cast<std::int32_t>(item.micro_batch)};
+  const CollectiveSpec gather{
+      model::Collective::all_gather,
+      model::CommGroup::tensor,
+      pass_of(item.kind == WorkKind::forward),
+      model::size_of(context_.activation_elements(), model::activation_dtype(context_.plan.dtype)),
+      context_.labels.boundary_gather,
+      -1,
+      static_cast<std::int32_t>(item.micro_batch)};
   device.program.collective(gather, context_.layout.group(device.device(), model::CommGroup::tensor), {}, transfer);
 }
 
@@ -55,7 +56,7 @@ CollectiveSpec PipelineExchange::boundary_spec(bool forward, std::int64_t micro_
   spec.group = model::CommGroup::pipeline;
   spec.pass = pass_of(forward);
   spec.size = model::size_of(context_.activation_elements() / static_cast<double>(context_.plan.parallelism.tensor),
-                             context_.plan.dtype);
+                             model::activation_dtype(context_.plan.dtype));
   spec.label = forward ? context_.labels.activation : context_.labels.gradient;
   spec.micro_batch = static_cast<std::int32_t>(micro_batch);
   return spec;

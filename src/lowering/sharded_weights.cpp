@@ -17,7 +17,10 @@ ShardedWeights::ShardedWeights(const IterationContext& context)
 void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
                                   std::int64_t micro_batch) const {
   const auto& plan = context_.plan;
-  if (plan.optimizer.sharding != model::OptimizerSharding::full || plan.parallelism.data == 1) return;
+  // Sharded over the data group, which spans the context-parallel ranks too (rank_layout.hpp).
+  if (plan.optimizer.sharding != model::OptimizerSharding::full ||
+      plan.parallelism.data * plan.parallelism.context == 1)
+    return;
   const auto group = context_.layout.group(device.device(), model::CommGroup::data);
   const CollectiveSpec spec{model::Collective::all_gather,
                             model::CommGroup::data,
@@ -32,7 +35,9 @@ void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position,
 
 void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t parameters) const {
   const auto& plan = context_.plan;
-  if (plan.optimizer.sharding == model::OptimizerSharding::none || plan.parallelism.data == 1) return;
+  if (plan.optimizer.sharding == model::OptimizerSharding::none ||
+      plan.parallelism.data * plan.parallelism.context == 1)
+    return;
   const CollectiveSpec spec{model::Collective::all_gather,
                             model::CommGroup::data,
                             model::Pass::optimizer,

@@ -57,8 +57,8 @@ TaskCount count_tasks(const model::TransformerConfig& model, const model::Traini
   const auto devices = simulated_devices(plan, {true});
   std::vector<bool> simulated(static_cast<std::size_t>(plan.world_size()), false);
   for (DeviceId d : devices) simulated[static_cast<std::size_t>(d)] = true;
-  TaskCounter counter(std::move(simulated),
-                      static_cast<std::uint64_t>(plan.parallelism.tensor * plan.parallelism.data));
+  TaskCounter counter(std::move(simulated), static_cast<std::uint64_t>(plan.parallelism.tensor * plan.parallelism.data *
+                                                                       plan.parallelism.context));
   detail::lower_devices(counter, model, plan, cost, devices, collectives);
   return {counter.full(), counter.folded()};
 }

@@ -15,6 +15,7 @@ std::string_view to_string(Stream s) {
   case Stream::pipeline_comm: return "comm.pipeline";
   case Stream::data_comm: return "comm.data";
   case Stream::expert_comm: return "comm.expert";
+  case Stream::context_comm: return "comm.context";
   }
   return "?";
 }
@@ -25,6 +26,7 @@ Stream stream_for(model::CommGroup group) {
   case model::CommGroup::pipeline: return Stream::pipeline_comm;
   case model::CommGroup::data: return Stream::data_comm;
   case model::CommGroup::expert: return Stream::expert_comm;
+  case model::CommGroup::context: return Stream::context_comm;
   }
   return Stream::tensor_comm;
 }

@@ -27,7 +27,7 @@ double ce_backward_bytes(Dtype d) { return 12 + element_size(d); }
 /// A small all-reduce of one fp32 value per token across the tensor-parallel group.
 CollectiveOp per_token_all_reduce(const LayerShape& shape, const char* name) {
   return collective(name, Collective::all_reduce, CommGroup::tensor, Pass::forward,
-                    size_of(as_double(shape.micro_batch * shape.model.seq_len), Dtype::fp32));
+                    size_of(as_double(detail::dims_of(shape).tokens), Dtype::fp32));
 }
 
 } // namespace
@@ -107,7 +107,11 @@ StepSequence output_head_backward(const LayerShape& shape, bool owns_word_embedd
   // The logits layer is column-parallel: its backward mirrors QKV and fc1. No bias.
   // An untied output layer (LLaMA) always owns its weight gradient.
   const bool owns = owns_word_embedding_grad || !m.tied_embeddings;
-  detail::add_column_parallel_backward(steps, shape, d, "head.logits", m.hidden, vocab_local, 0, owns ? -1 : 0);
+  // Megatron-Core's output layer is its own ColumnParallelLinear, not a Transformer Engine
+  // module: its GEMMs stay BF16 under FP8 training.
+  LayerShape bf16_head = shape;
+  bf16_head.fp8_linear = false;
+  detail::add_column_parallel_backward(steps, bf16_head, d, "head.logits", m.hidden, vocab_local, 0, owns ? -1 : 0);
   ComputeOp norm = memory_bound("head.norm.bwd", OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
                                 kernel_bytes::norm_backward(shape.dtype), kernel_flops::norm_backward);
   norm.grad_params = detail::norm_parameters(m);

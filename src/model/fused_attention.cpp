@@ -25,46 +25,51 @@ namespace {
 
 using units::as_double;
 
-struct HeadSizes {
-  std::int64_t heads = 0; // b * a / t attention heads of this rank
-  double matrix = 0;      // s * d elements of one head's Q, K, V or O
-  double rows = 0;        // s softmax rows per head
-};
-
-HeadSizes head_sizes(const LayerShape& shape, const LayerDims& d) {
-  const auto& m = shape.model;
-  return {shape.micro_batch * d.local_heads, as_double(m.seq_len) * as_double(m.head_dim()), as_double(m.seq_len)};
-}
-
 } // namespace
 
-void add_fused_attention_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+FlashGeometry flash_geometry(const LayerShape& shape, const LayerDims& d) {
   const auto& m = shape.model;
-  const HeadSizes h = head_sizes(shape, d);
-  const double e = element_size(shape.dtype);
-  // Q.K^T and P.V: two GEMMs of 2 s^2 d per head, as one GEMM of k = 2d.
-  ComputeOp op = batched_gemm("attn.flash", pass, shape.dtype, {m.seq_len, d.attended_keys, 2 * m.head_dim(), h.heads});
-  // Read Q, K, V and write O once; write the fp32 log-sum-exp of each row.
-  op.bytes = units::Bytes(as_double(h.heads) * (4 * e * h.matrix + 4 * h.rows));
-  steps.push_back(std::move(op));
+  return {shape.micro_batch * d.local_heads, m.seq_len, m.seq_len, d.attended_keys};
 }
 
-void add_fused_attention_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
-  const auto& m = shape.model;
-  const HeadSizes h = head_sizes(shape, d);
+ComputeOp flash_forward(std::string name, const LayerShape& shape, const FlashGeometry& g, Pass pass) {
   const double e = element_size(shape.dtype);
+  const double dh = as_double(shape.model.head_dim());
+  const double q = as_double(g.queries) * dh; // one head's Q or O
+  const double kv = as_double(g.keys) * dh;   // one head's K or V
+  // Q.K^T and P.V: two GEMMs of 2 s^2 d per head, as one GEMM of k = 2d.
+  ComputeOp op =
+      batched_gemm(std::move(name), pass, shape.dtype, {g.queries, g.attended, 2 * shape.model.head_dim(), g.heads});
+  // Read Q, K, V and write O once; write the fp32 log-sum-exp of each row.
+  op.bytes = units::Bytes(as_double(g.heads) * (2 * e * q + 2 * e * kv + 4 * as_double(g.queries)));
+  return op;
+}
+
+void add_flash_backward(StepSequence& steps, const std::string& name, const LayerShape& shape, const FlashGeometry& g) {
+  const double e = element_size(shape.dtype);
+  const double dh = as_double(shape.model.head_dim());
+  const double q = as_double(g.queries) * dh;
+  const double kv = as_double(g.keys) * dh;
   // S = Q.K^T recomputed from Q, K and the saved statistics (Dao et al. 2022, Algorithm 4, line 11).
-  ComputeOp recompute = batched_gemm("attn.flash.bwd.recompute", Pass::recompute, shape.dtype,
-                                     {m.seq_len, d.attended_keys, m.head_dim(), h.heads});
+  ComputeOp recompute = batched_gemm(name + ".recompute", Pass::recompute, shape.dtype,
+                                     {g.queries, g.attended, shape.model.head_dim(), g.heads});
   recompute.bytes = units::Bytes(0); // its operands are counted with the kernel below
   steps.push_back(std::move(recompute));
   // dV = P^T.dO, dP = dO.V^T, dQ = dS.K, dK = dS^T.Q: four GEMMs of 2 s^2 d per head.
-  ComputeOp op = batched_gemm("attn.flash.bwd", Pass::backward, shape.dtype,
-                              {m.seq_len, d.attended_keys, m.head_dim(), 4 * h.heads});
-  // Read Q, K, V, O, dO; write dK, dV and dQ, the latter accumulated in fp32 (written, read back)
-  // and converted; read the statistics, write and read D = rowsum(dO * O), both fp32 per row.
-  op.bytes = units::Bytes(as_double(h.heads) * (8 * e * h.matrix + 8 * h.matrix + 12 * h.rows));
+  ComputeOp op =
+      batched_gemm(name, Pass::backward, shape.dtype, {g.queries, g.attended, shape.model.head_dim(), 4 * g.heads});
+  // Read Q, O, dO and K, V; write dK, dV and dQ, the latter accumulated in fp32 (written, read
+  // back) and converted; read the statistics, write and read D = rowsum(dO * O), fp32 per row.
+  op.bytes = units::Bytes(as_double(g.heads) * (4 * e * q + 4 * e * kv + 8 * q + 12 * as_double(g.queries)));
   steps.push_back(std::move(op));
+}
+
+void add_fused_attention_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  steps.push_back(flash_forward("attn.flash", shape, flash_geometry(shape, d), pass));
+}
+
+void add_fused_attention_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
+  add_flash_backward(steps, "attn.flash.bwd", shape, flash_geometry(shape, d));
 }
 
 } // namespace twocs::model::detail

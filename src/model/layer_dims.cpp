@@ -11,7 +11,8 @@ LayerDims dims_of(const LayerShape& shape) {
   const auto& m = shape.model;
   const std::int64_t t = shape.tensor;
   LayerDims d;
-  d.tokens = shape.micro_batch * m.seq_len;
+  // Context parallelism: each rank holds s / cp tokens of every sequence (Megatron-Core).
+  d.tokens = shape.micro_batch * m.seq_len / shape.context;
   const double bsh = as_double(d.tokens) * as_double(m.hidden);
   d.norm_elements = shape.sequence_parallel ? bsh / as_double(t) : bsh;
   d.local_heads = m.heads / t;

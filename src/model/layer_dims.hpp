@@ -9,7 +9,7 @@
 namespace twocs::model::detail {
 
 struct LayerDims {
-  std::int64_t tokens = 0;          // b * s: rows of every GEMM
+  std::int64_t tokens = 0;          // b * s / cp: rows of every GEMM
   double norm_elements = 0;         // b * s * h, divided by t under sequence parallelism
   double attention_scores = 0;      // b * (a / t) * s * s
   std::int64_t local_heads = 0;     // a / t
@@ -17,7 +17,7 @@ struct LayerDims {
   std::int64_t attention_local = 0; // a * d_head / t: rows of the attention-output GEMM
   std::int64_t ffn_in_local = 0;    // columns of fc1 (doubled for SwiGLU's gate and up)
   std::int64_t ffn_out_local = 0;   // rows of fc2 = f / t
-  units::Bytes activation;          // b * s * h elements: the tensor-parallel collective buffer
+  units::Bytes activation;          // b * s / cp * h elements: the tensor-parallel collective buffer
   double rope_elements = 0;         // b * s * (a + g) / t * d_head: the Q and K values rotary embeddings touch
   double masked_share = 0;          // 1/2 of the s x s scores under a causal mask, else 0
   std::int64_t attended_keys = 0;   // keys a fused kernel visits per query: s, or s / 2 when causal

@@ -68,7 +68,9 @@ BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
 /// 4a/h per sbh (Dao et al. 2022, section 3.1: memory linear in sequence length).
 double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel) {
   const double t = as_double(plan.parallelism.tensor);
-  const double sbh = as_double(m.seq_len) * as_double(plan.micro_batch) * as_double(m.hidden);
+  // Context parallelism keeps s / cp tokens per rank (Megatron-Core: activations / cp).
+  const double sbh =
+      as_double(m.seq_len / plan.parallelism.context) * as_double(plan.micro_batch) * as_double(m.hidden);
   const double attention = plan.attention == AttentionKernel::fused
                                ? 4.0 * as_double(m.heads) / as_double(m.hidden)
                                : 5.0 * as_double(m.heads) * as_double(m.seq_len) / as_double(m.hidden);
@@ -80,7 +82,12 @@ double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& pl
   case Recompute::selective: bytes = sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t); break;
   case Recompute::full: bytes = sequence_parallel ? 2 * sbh / t : 2 * sbh; break;
   }
-  // Table 2 assumes 2-byte activations; fp32 doubles them, fp8 keeps 16-bit activations.
+  // Table 2 assumes 2-byte activations; fp32 doubles them. FP8 (Transformer Engine) keeps the
+  // activations in BF16 except the inputs its linear layers save for the weight gradients,
+  // which it saves in FP8: the QKV and fc1 inputs (2 sbh each, replicated without sequence
+  // parallelism) and the attention-output and fc2 inputs (2 sbh and 8 sbh, split over t) halve.
+  if (plan.dtype == Dtype::fp8 && plan.recompute != Recompute::full)
+    bytes -= sequence_parallel ? sbh * 7 / t : sbh * (2 + 5 / t);
   return plan.dtype == Dtype::fp32 ? 2 * bytes : bytes;
 }
 
@@ -97,6 +104,21 @@ std::int64_t chunks_in_flight(const TrainingPlan& plan, std::int64_t stage) {
   case PipelineSchedule::interleaved_one_f_one_b: return std::min(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
   }
   return m * v;
+}
+
+/// The K/V buffers of context-parallel attention, at their largest within one layer. Ring:
+/// Transformer Engine's forward keeps every received block until the layer's forward returns
+/// (cp blocks, the list p2p_comm_buffers of AttnFuncWithCPAndKVP2P) and its backward
+/// double-buffers K/V with dK/dV (2 x 2 blocks). All-gather: the backward holds the re-gathered
+/// K/V and the full-sequence dK/dV (2 cp blocks; AttnFuncWithCPAndKVAllGather).
+double context_kv_buffers(const TransformerConfig& m, const TrainingPlan& plan, double element) {
+  const auto& par = plan.parallelism;
+  if (par.context <= 1) return 0;
+  const std::int64_t kv_local = m.kv_heads >= par.tensor ? m.kv_heads / par.tensor : 1;
+  const double block = 2.0 * as_double(plan.micro_batch) * as_double(m.seq_len / par.context) * as_double(kv_local) *
+                       as_double(m.head_dim()) * element;
+  const double cp = as_double(par.context);
+  return par.context_comm == ContextComm::ring ? std::max(cp, 4.0) * block : 2.0 * cp * block;
 }
 
 } // namespace
@@ -121,9 +143,11 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
   const auto chunks = partition_layers(model, plan);
   const auto per_param = bytes_per_parameter(plan);
   const auto sharding = plan.optimizer.sharding;
-  const double d = as_double(par.data);
+  // Sharded state spans the data-parallel group with its context-parallel ranks (Megatron-Core).
+  const double d = as_double(par.data * par.context);
   const double activation_element = plan.dtype == Dtype::fp32 ? 4.0 : 2.0;
-  const double sbh = as_double(model.seq_len) * as_double(plan.micro_batch) * as_double(model.hidden);
+  const std::int64_t local_seq = model.seq_len / par.context; // tokens per rank of each sequence
+  const double sbh = as_double(local_seq) * as_double(plan.micro_batch) * as_double(model.hidden);
   const double layer_activations = layer_activation_bytes(model, plan, sp);
   MemoryReport report;
   for (std::int64_t stage = 0; stage < par.pipeline; ++stage) {
@@ -147,7 +171,7 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
     }
     // Logits kept in fp32 for the cross-entropy backward (Korthikanti et al. 2022, section 4.3).
     if (c.has_output_head)
-      activations += 4.0 * as_double(model.seq_len * plan.micro_batch * local_vocab(model.vocab, par.tensor)) *
+      activations += 4.0 * as_double(local_seq * plan.micro_batch * local_vocab(model.vocab, par.tensor)) *
                      as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
     b.activations = units::Bytes(activations);
     // A full activation buffer for tensor-parallel collectives, send and receive buffers
@@ -156,6 +180,7 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
     if (par.tensor > 1) buffers += sbh * activation_element;
     if (par.pipeline > 1) buffers += 2 * sbh * activation_element;
     if (sharding == OptimizerSharding::full) buffers += 2 * as_double(counts.per_layer) * per_param.weights;
+    buffers += context_kv_buffers(model, plan, activation_element);
     b.communication_buffers = units::Bytes(buffers);
     report.stages.push_back({stage, c.layers, (in_flight + par.virtual_stages - 1) / par.virtual_stages, b});
   }

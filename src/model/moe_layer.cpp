@@ -78,7 +78,8 @@ LayerShape shared_expert_shape(const LayerShape& shape) {
 } // namespace
 
 std::int64_t moe_tokens(const LayerShape& shape) {
-  const std::int64_t tokens = shape.micro_batch * shape.model.seq_len;
+  // Under context parallelism each rank routes the tokens of its s / cp slice.
+  const std::int64_t tokens = shape.micro_batch * shape.model.seq_len / std::max<std::int64_t>(shape.context, 1);
   return shape.sequence_parallel ? tokens / shape.tensor : tokens;
 }
 
@@ -111,7 +112,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
                                kernel_bytes::permute(shape.dtype), 0));
   add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
-  steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.dtype, fc1, d));
+  steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d));
   const double act = as_double(d.expert_rows) * as_double(moe.expert_ffn_hidden) * as_double(d.local_experts);
   if (m.ffn_kind == FfnKind::swiglu)
     steps.push_back(memory_bound("moe.experts.swiglu", OpKind::elementwise, pass, shape.dtype, act,
@@ -120,7 +121,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
     steps.push_back(memory_bound("moe.experts.gelu", OpKind::elementwise, pass, shape.dtype, act,
                                  kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
-  steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.dtype, fc2, d));
+  steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d));
   add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass);
   // Unpermute: weighted sum of the k copies back into token order.
   steps.push_back(memory_bound("moe.unpermute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
@@ -140,8 +141,8 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   const std::int64_t f = moe.expert_ffn_hidden;
   const std::int64_t E = d.local_experts;
   // fc2: dX = dY W^T and dW = X^T dY per expert, each with the forward's FLOPs.
-  steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.dtype, {d.expert_rows, f, m.hidden, E}, d));
-  ComputeOp fc2w = grouped_gemm("moe.experts.fc2.wgrad", bwd, shape.dtype, {f, m.hidden, d.expert_rows, E}, d);
+  steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d));
+  ComputeOp fc2w = grouped_gemm("moe.experts.fc2.wgrad", bwd, shape.linear_dtype(), {f, m.hidden, d.expert_rows, E}, d);
   fc2w.grad_params = E * f * m.hidden;
   steps.push_back(std::move(fc2w));
   const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
@@ -152,9 +153,9 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
     steps.push_back(memory_bound("moe.experts.gelu.bwd", OpKind::elementwise, bwd, shape.dtype, act,
                                  kernel_bytes::gelu_backward(shape.dtype), kernel_flops::gelu_backward));
   steps.push_back(
-      grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.dtype, {d.expert_rows, m.hidden, d.fc1_columns, E}, d));
+      grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, m.hidden, d.fc1_columns, E}, d));
   ComputeOp fc1w =
-      grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.dtype, {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
+      grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.linear_dtype(), {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
   fc1w.grad_params = E * m.hidden * d.fc1_columns;
   steps.push_back(std::move(fc1w));
   add_all_to_all(steps, shape, d, "moe.dispatch.bwd.all_to_all", bwd);

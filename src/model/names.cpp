@@ -33,6 +33,7 @@ std::string_view to_string(Collective c) {
   case Collective::all_gather: return "all_gather";
   case Collective::send_recv: return "send_recv";
   case Collective::all_to_all: return "all_to_all";
+  case Collective::ring_exchange: return "ring_exchange";
   }
   return "?";
 }
@@ -43,6 +44,7 @@ std::string_view to_string(CommGroup g) {
   case CommGroup::pipeline: return "pipeline";
   case CommGroup::data: return "data";
   case CommGroup::expert: return "expert";
+  case CommGroup::context: return "context";
   }
   return "?";
 }

@@ -16,6 +16,12 @@ ComputeOp gemm_op(std::string name, OpKind kind, Pass pass, Dtype dtype, GemmSha
   op.gemm = shape;
   op.flops = shape.flops();
   op.bytes = shape.operand_bytes(dtype);
+  // An FP8 GEMM reads FP8 inputs and writes a BF16 output (Transformer Engine's fp8_gemm).
+  if (dtype == Dtype::fp8) {
+    const auto e = [](std::int64_t v) { return static_cast<double>(v); };
+    op.bytes = units::Bytes(e(shape.batch) * (e(shape.m) * e(shape.k) + e(shape.k) * e(shape.n)) * 1.0 +
+                            e(shape.batch) * e(shape.m) * e(shape.n) * 2.0);
+  }
   return op;
 }
 
@@ -50,6 +56,10 @@ ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, do
   op.flops = units::Flops(elements * flops_per_element);
   op.bytes = units::Bytes(elements * bytes_per_element);
   return op;
+}
+
+ComputeOp fp8_cast(std::string name, Pass pass, double elements) {
+  return memory_bound(std::move(name), OpKind::elementwise, pass, Dtype::bf16, elements, 3.0, 1.0);
 }
 
 ComputeOp masked(ComputeOp op, const LayerDims& d) {

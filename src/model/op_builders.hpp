@@ -25,6 +25,11 @@ ComputeOp batched_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
 ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, double elements, double bytes_per_element,
                        double flops_per_element);
 
+/// Transformer Engine's cast of `elements` BF16 values to FP8 with the amax of the tensor
+/// (cast_transpose / quantize kernels): read 2 bytes, write 1 per element; the amax reduction
+/// is fused into it (transformer_engine/common/transpose/cast_transpose.cu).
+ComputeOp fp8_cast(std::string name, Pass pass, double elements);
+
 /// `op` with the masked share of a causal attention GEMM (`d.masked_share`, no model FLOPs).
 ComputeOp masked(ComputeOp op, const struct LayerDims& d);
 

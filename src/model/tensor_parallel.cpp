@@ -21,17 +21,20 @@ void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, 
                                   const std::string& name, std::int64_t in, std::int64_t out, std::int64_t bias,
                                   std::int64_t grad_params_override) {
   const int overlap = shape.tp_async_backward ? 1 : 0;
+  if (shape.fp8_linear) // the output gradient, cast to FP8 for both gradient GEMMs
+    steps.push_back(
+        fp8_cast(name + ".grad.fp8_cast", Pass::backward, static_cast<double>(d.tokens) * static_cast<double>(out)));
   if (shape.sequence_parallel)
     steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
                                d.activation, overlap));
-  steps.push_back(linear_input_grad(name + ".dgrad", shape.dtype, d.tokens, in, out));
+  steps.push_back(linear_input_grad(name + ".dgrad", shape.linear_dtype(), d.tokens, in, out));
   if (shape.sequence_parallel)
     steps.push_back(collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::backward,
                                d.activation, overlap));
   else if (shape.tensor > 1)
     steps.push_back(collective(name + ".all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::backward,
                                d.activation, overlap));
-  ComputeOp wgrad = linear_weight_grad(name + ".wgrad", shape.dtype, d.tokens, in, out, bias);
+  ComputeOp wgrad = linear_weight_grad(name + ".wgrad", shape.linear_dtype(), d.tokens, in, out, bias);
   if (grad_params_override >= 0) wgrad.grad_params = grad_params_override;
   steps.push_back(std::move(wgrad));
 }

@@ -8,6 +8,7 @@
 
 #include <cassert>
 
+#include "context_attention.hpp"
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
@@ -28,6 +29,7 @@ using detail::memory_bound;
 using units::as_double;
 
 void add_attention_core_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  if (shape.context > 1) return detail::add_context_attention_forward(steps, shape, d, pass);
   if (shape.attention == AttentionKernel::fused) return detail::add_fused_attention_forward(steps, shape, d, pass);
   const auto& m = shape.model;
   const std::int64_t batch = shape.micro_batch * d.local_heads;
@@ -55,7 +57,8 @@ void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pa
     return step;
   };
   if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "mlp.fc1")));
-  steps.push_back(with_pass(detail::linear_forward("mlp.fc1", shape.dtype, d.tokens, m.hidden, d.ffn_in_local)));
+  steps.push_back(
+      with_pass(detail::linear_forward("mlp.fc1", shape.linear_dtype(), d.tokens, m.hidden, d.ffn_in_local)));
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
   if (m.ffn_kind == FfnKind::swiglu)
     steps.push_back(memory_bound("mlp.swiglu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
@@ -63,7 +66,9 @@ void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pa
   else
     steps.push_back(memory_bound("mlp.gelu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
                                  kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
-  steps.push_back(with_pass(detail::linear_forward("mlp.fc2", shape.dtype, d.tokens, d.ffn_out_local, m.hidden)));
+  if (shape.fp8_linear) steps.push_back(detail::fp8_cast("mlp.fc2.fp8_cast", pass, ffn_elements));
+  steps.push_back(
+      with_pass(detail::linear_forward("mlp.fc2", shape.linear_dtype(), d.tokens, d.ffn_out_local, m.hidden)));
   if (auto leave = leave_region_forward(shape, d, "mlp.fc2")) steps.push_back(with_pass(*leave));
 }
 
@@ -88,12 +93,15 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   };
   norm("attn.norm");
   if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "attn.qkv")));
-  steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.dtype, d.tokens, m.hidden, d.qkv_local)));
+  steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.linear_dtype(), d.tokens, m.hidden, d.qkv_local)));
   if (m.position == PositionKind::rope)
     steps.push_back(memory_bound("attn.rope", OpKind::elementwise, pass, shape.dtype, d.rope_elements,
                                  kernel_bytes::rope(shape.dtype), kernel_flops::rope));
   add_attention_core_forward(steps, shape, d, pass);
-  steps.push_back(with_pass(detail::linear_forward("attn.out", shape.dtype, d.tokens, d.attention_local, m.hidden)));
+  if (shape.fp8_linear)
+    steps.push_back(detail::fp8_cast("attn.out.fp8_cast", pass, as_double(d.tokens) * as_double(d.attention_local)));
+  steps.push_back(
+      with_pass(detail::linear_forward("attn.out", shape.linear_dtype(), d.tokens, d.attention_local, m.hidden)));
   if (auto leave = leave_region_forward(shape, d, "attn.out")) steps.push_back(with_pass(*leave));
   residual("attn.residual");
   norm("mlp.norm");
@@ -112,13 +120,18 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.micro_batch = plan.micro_batch;
   shape.tensor = plan.parallelism.tensor;
   shape.sequence_parallel = plan.parallelism.sequence && plan.parallelism.tensor > 1;
-  shape.dtype = plan.dtype;
+  // Transformer Engine's FP8: only the GEMM inputs of its linear layers are FP8; activations,
+  // memory-bound kernels and tensor/pipeline messages stay BF16 (docs/simulation.md, "FP8").
+  shape.fp8_linear = plan.dtype == Dtype::fp8;
+  shape.dtype = shape.fp8_linear ? Dtype::bf16 : plan.dtype;
   // Megatron-DeepSpeed has no asynchronous tensor-parallel backward all-reduce: the BigScience fork
   // (BLOOM) predates it (megatron/mpu/layers.py) and Microsoft's fork disables it by default.
   shape.tp_async_backward = plan.overlap.tp_async_backward && plan.framework != Framework::megatron_deepspeed;
   shape.attention = plan.attention;
   shape.expert = plan.parallelism.expert;
   shape.moe_ffn = model.moe.has_value() && model.moe->dense_layers == 0;
+  shape.context = plan.parallelism.context;
+  shape.context_comm = plan.parallelism.context_comm;
   return shape;
 }
 

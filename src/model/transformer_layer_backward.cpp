@@ -8,6 +8,7 @@
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/units/numeric.hpp>
 
+#include "context_attention.hpp"
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
@@ -32,12 +33,15 @@ void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, con
   if (shape.sequence_parallel)
     steps.push_back(
         collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward, d.activation));
-  steps.push_back(detail::linear_input_grad(name + ".dgrad", shape.dtype, d.tokens, in, out));
+  if (shape.fp8_linear) // the output gradient, cast to FP8 for both gradient GEMMs
+    steps.push_back(detail::fp8_cast(name + ".grad.fp8_cast", Pass::backward, as_double(d.tokens) * as_double(out)));
+  steps.push_back(detail::linear_input_grad(name + ".dgrad", shape.linear_dtype(), d.tokens, in, out));
   // The bias of a row-parallel layer is replicated: each rank holds all `out` entries.
-  steps.push_back(detail::linear_weight_grad(name + ".wgrad", shape.dtype, d.tokens, in, out, out));
+  steps.push_back(detail::linear_weight_grad(name + ".wgrad", shape.linear_dtype(), d.tokens, in, out, out));
 }
 
 void add_attention_core_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
+  if (shape.context > 1) return detail::add_context_attention_backward(steps, shape, d);
   if (shape.attention == AttentionKernel::fused) return detail::add_fused_attention_backward(steps, shape, d);
   const auto& m = shape.model;
   const std::int64_t batch = shape.micro_batch * d.local_heads;

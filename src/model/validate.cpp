@@ -74,11 +74,30 @@ void validate_parallel_counts(const TrainingPlan& plan) {
   require_positive(par.pipeline, "training.parallelism.pipeline");
   require_positive(par.data, "training.parallelism.data");
   require_positive(par.virtual_stages, "training.parallelism.virtual_stages");
+  require_positive(par.context, "training.parallelism.context");
   const auto tp = checked_product(par.tensor, par.pipeline);
-  if (!tp || !checked_product(*tp, par.data) || !checked_product(par.data, plan.micro_batch) ||
+  const auto tpd = tp ? checked_product(*tp, par.data) : std::nullopt;
+  if (!tpd || !checked_product(*tpd, par.context) || !checked_product(par.data, plan.micro_batch) ||
       !checked_product(par.pipeline, par.virtual_stages))
     throw InputError("the parallel degrees are too large: their product overflows", "training.parallelism",
                      "give realistic tensor, pipeline, data and virtual_stages degrees");
+}
+
+/// Context parallelism as Megatron-Core runs it: Transformer Engine's fused attention kernels
+/// only, and a sequence that splits into 2 cp equal chunks (the causal load-balancing split).
+void validate_context(const TransformerConfig& m, const TrainingPlan& plan) {
+  const std::int64_t cp = plan.parallelism.context;
+  if (cp == 1) return;
+  if (plan.attention != AttentionKernel::fused)
+    throw InputError(fmt::format("training.parallelism.context = {} needs fused attention: Transformer Engine runs "
+                                 "context parallelism only in its fused attention kernels",
+                                 cp),
+                     "training.attention", "set training.attention: fused");
+  require_divisible(m.seq_len, "model.seq_len", 2 * cp, "2 x training.parallelism.context",
+                    "training.parallelism.context",
+                    fmt::format("each rank holds 2 of 2 cp equal chunks of the sequence: use a context degree with "
+                                "2 cp dividing {}",
+                                m.seq_len));
 }
 
 void validate_sharding(const TransformerConfig& m, const TrainingPlan& plan) {
@@ -174,21 +193,19 @@ void validate_stage_layers(const TransformerConfig& m, const Parallelism& par) {
 
 /// Keys the contract fixes whose simulation is not built yet: refused, never silently ignored.
 void validate_not_yet_simulated(const TransformerConfig& m, const Parallelism& par) {
-  if (par.context != 1)
-    throw InputError(
-        fmt::format("training.parallelism.context = {}: context parallelism is not simulated yet", par.context),
-        "training.parallelism.context", "set context: 1 (fold the context ranks into data for now)");
   if (par.expert != 1 && !m.moe)
     throw InputError(fmt::format("training.parallelism.expert = {} needs a mixture-of-experts model", par.expert),
                      "training.parallelism.expert", "add model.moe or set expert: 1");
-  // Expert parallelism is carved out of data parallelism (Megatron-Core).
-  if (par.data % par.expert != 0)
-    throw InputError(fmt::format("training.parallelism.data ({}) must be divisible by training.parallelism.expert ({})",
-                                 par.data, par.expert),
+  // Expert parallelism is carved out of data x context parallelism (Megatron-Core).
+  const std::int64_t dp_cp = par.data * par.context;
+  if (dp_cp % par.expert != 0)
+    throw InputError(fmt::format("training.parallelism.data x context ({}) must be divisible by "
+                                 "training.parallelism.expert ({})",
+                                 dp_cp, par.expert),
                      "training.parallelism.expert",
-                     fmt::format("expert parallelism spans data-parallel ranks: use an expert degree that divides {}, "
-                                 "e.g. {}",
-                                 par.data, nearest_divisors(par.data, par.expert)));
+                     fmt::format("expert parallelism spans data- and context-parallel ranks: use an expert degree "
+                                 "that divides {}, e.g. {}",
+                                 dp_cp, nearest_divisors(dp_cp, par.expert)));
   if (m.moe && m.moe->dense_layers > 0)
     throw InputError("model.moe.dense_layers > 0: a mix of dense and MoE layers is not simulated yet",
                      "model.moe.dense_layers", "set dense_layers: 0 (every layer MoE)");
@@ -230,8 +247,9 @@ void validate(const TransformerConfig& m) {
 
 void validate(const TransformerConfig& m, const TrainingPlan& plan) {
   validate(m);
-  validate_not_yet_simulated(m, plan.parallelism);
   validate_parallel_counts(plan);
+  validate_not_yet_simulated(m, plan.parallelism);
+  validate_context(m, plan);
   validate_sharding(m, plan);
   validate_batch(plan);
   validate_schedule(plan);

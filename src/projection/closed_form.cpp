@@ -12,7 +12,14 @@ namespace {
 using model::CommGroup;
 
 std::int64_t group_size(CommGroup g, const model::Parallelism& p) {
-  return g == CommGroup::tensor ? p.tensor : g == CommGroup::pipeline ? p.pipeline : p.data;
+  switch (g) {
+  case CommGroup::tensor: return p.tensor;
+  case CommGroup::pipeline: return p.pipeline;
+  case CommGroup::data: return p.data * p.context; // Megatron-Core's data group with context parallelism
+  case CommGroup::expert: return p.expert;
+  case CommGroup::context: return p.context;
+  }
+  return 1;
 }
 
 /// Adds the steps' compute and communication to `work`.
@@ -40,9 +47,10 @@ Work pipeline_transfers(const model::LayerShape& shape, const model::TrainingPla
   Work w;
   const auto& p = plan.parallelism;
   if (p.pipeline <= 1) return w;
-  const double elements = static_cast<double>(shape.micro_batch * shape.model.seq_len * shape.model.hidden) /
-                          (p.sequence ? static_cast<double>(p.tensor) : 1.0);
-  const units::Bytes size = model::size_of(elements, plan.dtype);
+  const double elements =
+      static_cast<double>(shape.micro_batch * (shape.model.seq_len / p.context) * shape.model.hidden) /
+      (p.sequence ? static_cast<double>(p.tensor) : 1.0);
+  const units::Bytes size = model::size_of(elements, model::activation_dtype(plan.dtype));
   const double sends = 2.0 * static_cast<double>(micro_batches * p.virtual_stages);
   const std::size_t g = static_cast<std::size_t>(CommGroup::pipeline);
   w.comm_bytes[g] = size * sends;
@@ -57,11 +65,12 @@ Work data_parallel_sync(std::int64_t parameters, const model::TrainingPlan& plan
                         const hardware::ClusterSpec& cluster) {
   Work w;
   const auto& p = plan.parallelism;
-  if (p.data <= 1) return w;
+  const std::int64_t n = group_size(CommGroup::data, p);
+  if (n <= 1) return w;
   const units::Bytes size(static_cast<double>(parameters) * (plan.dtype == model::Dtype::fp32 ? 4.0 : 2.0));
   const std::size_t g = static_cast<std::size_t>(CommGroup::data);
   w.comm_bytes[g] = size;
-  w.comm_time[g] = ring_time(model::Collective::all_reduce, size, p.data, group_link(CommGroup::data, p, cluster));
+  w.comm_time[g] = ring_time(model::Collective::all_reduce, size, n, group_link(CommGroup::data, p, cluster));
   return w;
 }
 
@@ -70,18 +79,30 @@ Work data_parallel_sync(std::int64_t parameters, const model::TrainingPlan& plan
 Work& Work::operator+=(const Work& o) {
   flops += o.flops;
   compute += o.compute;
-  for (std::size_t g = 0; g < 3; ++g) {
+  for (std::size_t g = 0; g < model::comm_group_count; ++g) {
     comm_bytes[g] += o.comm_bytes[g];
     comm_time[g] += o.comm_time[g];
   }
   return *this;
 }
 
+units::Bytes Work::total_bytes() const {
+  units::Bytes sum;
+  for (const auto& b : comm_bytes) sum += b;
+  return sum;
+}
+
+units::Seconds Work::total_comm() const {
+  units::Seconds sum;
+  for (const auto& t : comm_time) sum += t;
+  return sum;
+}
+
 Work Work::times(double count) const {
   Work w = *this;
   w.flops = flops * count;
   w.compute = compute * count;
-  for (std::size_t g = 0; g < 3; ++g) {
+  for (std::size_t g = 0; g < model::comm_group_count; ++g) {
     w.comm_bytes[g] = comm_bytes[g] * count;
     w.comm_time[g] = comm_time[g] * count;
   }
@@ -97,17 +118,20 @@ units::Seconds ring_time(model::Collective kind, units::Bytes size, std::int64_t
   case model::Collective::all_reduce: return size * (2 * share) / rate + link.latency * (2 * steps);
   case model::Collective::reduce_scatter:
   case model::Collective::all_gather: return size * share / rate + link.latency * steps;
-  case model::Collective::send_recv: return size / rate + link.latency;
+  case model::Collective::send_recv:
+  case model::Collective::ring_exchange: return size / rate + link.latency;
   case model::Collective::all_to_all: return size * share / rate + link.latency * steps; // pairwise
   }
   return units::Seconds(0);
 }
 
 hardware::LinkSpec group_link(CommGroup group, const model::Parallelism& p, const hardware::ClusterSpec& cluster) {
-  // Megatron rank order: rank = tp + t (dp + d pp), so a group's ranks span these many devices.
-  const std::int64_t span = group == CommGroup::tensor ? p.tensor
-                            : group == CommGroup::data ? p.tensor * p.data
-                                                       : p.tensor * p.data * p.pipeline;
+  // Megatron rank order: rank = tp + t (cp + c (dp + d pp)), so a group's ranks span these many devices.
+  const std::int64_t span = group == CommGroup::tensor    ? p.tensor
+                            : group == CommGroup::context ? p.tensor * p.context
+                            : group == CommGroup::expert  ? p.tensor * p.expert
+                            : group == CommGroup::data    ? p.tensor * p.context * p.data
+                                                          : p.tensor * p.context * p.data * p.pipeline;
   return span <= cluster.node.devices ? cluster.node.interconnect : cluster.network.link;
 }
 
@@ -137,9 +161,10 @@ Projection project(const model::TransformerConfig& model, const model::TrainingP
   const std::int64_t parameters = counts.per_layer * out.layers_per_device + counts.embedding + counts.final_norm;
   out.iteration += data_parallel_sync(parameters, plan, cluster);
   const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
-  add_steps(out.iteration,
-            model::optimizer_steps(sharded ? parameters / p.data : parameters, plan.optimizer.kind, plan.dtype), plan,
-            cluster, cost);
+  add_steps(
+      out.iteration,
+      model::optimizer_steps(sharded ? parameters / (p.data * p.context) : parameters, plan.optimizer.kind, plan.dtype),
+      plan, cluster, cost);
 
   const units::Seconds comm = out.iteration.total_comm();
   out.time_no_overlap = out.iteration.compute + comm;

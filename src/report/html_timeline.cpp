@@ -179,7 +179,8 @@ TaskColour colour_of(const lowering::TaskGraph& graph, lowering::TaskId id) {
     case model::CommGroup::tensor: return TaskColour::tensor;
     case model::CommGroup::pipeline: return TaskColour::pipeline;
     case model::CommGroup::data: return TaskColour::data;
-    case model::CommGroup::expert: return TaskColour::data; // shares data's colour; its own stream row
+    case model::CommGroup::expert: return TaskColour::data;    // shares data's colour; its own stream row
+    case model::CommGroup::context: return TaskColour::tensor; // shares tensor's colour; its own stream row
     }
   }
   switch (task.pass) {

@@ -10,13 +10,16 @@
 namespace twocs::report {
 namespace {
 
-constexpr std::array<std::string_view, 3> groups = {"tensor", "pipeline", "data"};
+/// Indexed by model::CommGroup; expert and context were added after the first three.
+constexpr std::array<std::string_view, model::comm_group_count> groups = {"tensor", "pipeline", "data", "expert",
+                                                                          "context"};
+constexpr std::size_t first_groups = 3; // the columns every earlier CSV has, in their order
 
 nlohmann::json work_json(const projection::Work& w) {
   nlohmann::json j;
   j["flops"] = w.flops.value();
   j["compute_s"] = w.compute.value();
-  for (std::size_t g = 0; g < 3; ++g) {
+  for (std::size_t g = 0; g < groups.size(); ++g) {
     j["comm_bytes"][std::string(groups[g])] = w.comm_bytes[g].value();
     j["comm_s"][std::string(groups[g])] = w.comm_time[g].value();
   }
@@ -28,22 +31,31 @@ nlohmann::json work_json(const projection::Work& w) {
 void work_values(std::vector<std::string>& out, const projection::Work& w) {
   out.push_back(fmt::format("{}", w.flops.value()));
   out.push_back(fmt::format("{}", w.compute.value()));
-  for (std::size_t g = 0; g < 3; ++g) out.push_back(fmt::format("{}", w.comm_bytes[g].value()));
-  for (std::size_t g = 0; g < 3; ++g) out.push_back(fmt::format("{}", w.comm_time[g].value()));
+  for (std::size_t g = 0; g < first_groups; ++g) out.push_back(fmt::format("{}", w.comm_bytes[g].value()));
+  for (std::size_t g = 0; g < first_groups; ++g) out.push_back(fmt::format("{}", w.comm_time[g].value()));
+  for (std::size_t g = first_groups; g < groups.size(); ++g) {
+    out.push_back(fmt::format("{}", w.comm_bytes[g].value()));
+    out.push_back(fmt::format("{}", w.comm_time[g].value()));
+  }
 }
 
 void work_columns(std::vector<std::string>& out, std::string_view part) {
   out.push_back(fmt::format("{}.flops", part));
   out.push_back(fmt::format("{}.compute_s", part));
-  for (auto g : groups) out.push_back(fmt::format("{}.comm_bytes.{}", part, g));
-  for (auto g : groups) out.push_back(fmt::format("{}.comm_s.{}", part, g));
+  for (std::size_t g = 0; g < first_groups; ++g) out.push_back(fmt::format("{}.comm_bytes.{}", part, groups[g]));
+  for (std::size_t g = 0; g < first_groups; ++g) out.push_back(fmt::format("{}.comm_s.{}", part, groups[g]));
+  for (std::size_t g = first_groups; g < groups.size(); ++g) {
+    out.push_back(fmt::format("{}.comm_bytes.{}", part, groups[g]));
+    out.push_back(fmt::format("{}.comm_s.{}", part, groups[g]));
+  }
 }
 
 void table_rows(std::string& out, std::string_view title, const projection::Work& w) {
   out += fmt::format("{}\n  FLOPs {:>14.4g}   compute {:>12}\n", title, w.flops.value(), units::to_string(w.compute));
-  for (std::size_t g = 0; g < 3; ++g)
-    out += fmt::format("  {:<8} comm {:>12}   {:>12}\n", groups[g], units::to_string(w.comm_bytes[g]),
-                       units::to_string(w.comm_time[g]));
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    if (g < first_groups || w.comm_bytes[g].value() > 0) // expert and context only when the plan has them
+      out += fmt::format("  {:<8} comm {:>12}   {:>12}\n", groups[g], units::to_string(w.comm_bytes[g]),
+                         units::to_string(w.comm_time[g]));
   const double bytes = w.total_bytes().value();
   out += fmt::format("  FLOPs per communicated byte: {}\n",
                      bytes > 0 ? fmt::format("{:.1f}", w.flops.value() / bytes) : std::string("no communication"));

@@ -121,3 +121,24 @@ TEST_CASE("layers split evenly when they can, else embedding and output layer we
   CHECK(explicit_split[1].layers == 5);
   CHECK(explicit_split[1].first_layer == 3);
 }
+
+TEST_CASE("context parallelism divides activations by cp and adds its K/V buffers") {
+  auto m = gpt(2, 1024, 16, 8192);
+  m.kv_heads = 4;
+  auto plan = plan_of(1, 1, 1, 1, 4);
+  plan.attention = AttentionKernel::fused;
+  const auto one = estimate_memory(m, plan).stages[0].breakdown;
+  for (const auto comm : {ContextComm::ring, ContextComm::all_gather}) {
+    plan.parallelism.context = 8;
+    plan.parallelism.context_comm = comm;
+    const auto split = estimate_memory(m, plan).stages[0].breakdown;
+    CHECK(split.activations.value() == doctest::Approx(one.activations.value() / 8));
+    CHECK(split.weights.value() == doctest::Approx(one.weights.value()));
+    // One K/V block: b (s / cp) kv_heads d_head x 2 tensors x 2 bytes; ring keeps cp of them
+    // (max(cp, 4)), all-gather 2 cp.
+    const double block = 1024.0 * 4 * 64 * 2 * 2;
+    const double blocks = comm == ContextComm::ring ? 8 : 16;
+    CHECK(split.communication_buffers.value() ==
+          doctest::Approx(one.communication_buffers.value() / 8 + blocks * block));
+  }
+}

@@ -149,7 +149,7 @@ TEST_CASE("an explicit head_dim widens Q and the attention output (Qwen3: 64 hea
   CHECK(out->gemm->k == 8192);
 }
 
-TEST_CASE("context and expert parallelism and MoE layers are refused until simulated") {
+TEST_CASE("context parallelism without fused attention and a dense/MoE layer mix are refused") {
   auto m = twocs::testing::gpt(4, 512, 8, 128, 1000);
   TrainingPlan plan;
   plan.global_batch = 8;

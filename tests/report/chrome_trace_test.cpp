@@ -84,13 +84,14 @@ TEST_SUITE("chrome trace") {
     }
     CHECK(processes == std::map<int, std::string>{{0, "device 0"}, {1, "device 1"}});
     CHECK(process_sorted.size() == 2);
-    CHECK(threads.size() == 10); // 2 devices x 5 streams
-    CHECK(thread_sorted.size() == 10);
+    CHECK(threads.size() == 12); // 2 devices x 6 streams
+    CHECK(thread_sorted.size() == 12);
     CHECK(threads[{1, 0}] == "compute");
     CHECK(threads[{0, 1}] == "comm.tensor");
     CHECK(threads[{0, 2}] == "comm.pipeline");
     CHECK(threads[{1, 3}] == "comm.data");
     CHECK(threads[{1, 4}] == "comm.expert");
+    CHECK(threads[{0, 5}] == "comm.context");
   }
 
   TEST_CASE("chrome trace: deterministic and golden") {

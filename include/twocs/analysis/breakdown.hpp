@@ -12,9 +12,10 @@ namespace twocs::analysis {
 
 struct DeviceBreakdown {
   Breakdown breakdown;
-  PerGroup exposed_by_group{}; // exposed time split evenly among the groups active at once
-  PerGroup busy_by_group{};    // time each group's transfers run on the device
-  units::Seconds comm_busy;    // time any transfer runs on the device
+  PerGroup exposed_by_group{};    // exposed time split evenly among the groups active at once
+  PerGroup busy_by_group{};       // time each group's transfers run on the device
+  PerGroup overlapped_by_group{}; // overlapped time split evenly among the groups active at once
+  units::Seconds comm_busy;       // time any transfer runs on the device
 };
 
 /// Measures `device` over [0, iteration_time]. A device communicates while a transfer it sends

@@ -65,6 +65,7 @@ struct Summary {
   Breakdown breakdown;
   PerGroup exposed_comm_by_group{};       // exposed time split evenly among the groups active at once
   PerGroup comm_busy_by_group{};          // time each group's communication runs on the measured device
+  PerGroup overlapped_comm_by_group{};    // overlapped time split evenly among the groups active at once
   units::Seconds comm_busy;               // time any communication runs on the measured device
   double comm_fraction = 0;               // comm_busy / (compute + comm_busy)
   double exposed_comm_fraction = 0;       // exposed_comm / iteration_time

@@ -10,11 +10,11 @@ namespace twocs::lowering {
 
 /// A CUDA stream of one device. Tasks on one stream run in order (order edges in the DAG);
 /// tasks on different streams of a device may overlap.
-enum class Stream : std::uint8_t { compute, tensor_comm, pipeline_comm, data_comm, expert_comm };
+enum class Stream : std::uint8_t { compute, tensor_comm, pipeline_comm, data_comm, expert_comm, context_comm };
 
-inline constexpr int stream_count = 5;
-inline constexpr Stream all_streams[] = {Stream::compute, Stream::tensor_comm, Stream::pipeline_comm, Stream::data_comm,
-                                         Stream::expert_comm};
+inline constexpr int stream_count = 6;
+inline constexpr Stream all_streams[] = {Stream::compute,   Stream::tensor_comm, Stream::pipeline_comm,
+                                         Stream::data_comm, Stream::expert_comm, Stream::context_comm};
 
 [[nodiscard]] std::string_view to_string(Stream s);
 /// The communication stream that carries collectives of `group`.

@@ -28,6 +28,13 @@ inline constexpr Dtype all_dtypes[] = {Dtype::fp32, Dtype::bf16, Dtype::fp16, Dt
   return units::Bytes(elements * element_size(d));
 }
 
+/// The dtype of activations and of the messages that carry them: FP8 training keeps them in
+/// BF16, as Transformer Engine does by default (only the linear layers' GEMM inputs are cast to
+/// FP8 inside the layer; docs/simulation.md, "FP8").
+[[nodiscard]] constexpr Dtype activation_dtype(Dtype training) {
+  return training == Dtype::fp8 ? Dtype::bf16 : training;
+}
+
 [[nodiscard]] constexpr std::string_view to_string(Dtype d) {
   switch (d) {
   case Dtype::fp32: return "fp32";

@@ -23,8 +23,16 @@ struct LayerShape {
   AttentionKernel attention = AttentionKernel::unfused; // fused: FlashAttention (fused_attention.cpp)
   std::int64_t expert = 1;                              // ep: expert-parallel degree (experts per rank = experts / ep)
   bool moe_ffn = false; // this layer's FFN is the model's mixture of experts (model.moe)
+  /// FP8 training as Transformer Engine runs it (training.dtype: fp8; docs/simulation.md, "FP8"):
+  /// the linear layers' GEMMs take FP8 inputs at the FP8 peak, everything else (activations,
+  /// memory-bound kernels, communication) stays in `dtype`, which is then bf16.
+  bool fp8_linear = false;
+  std::int64_t context = 1;                     // cp: ranks that split each sequence (s / cp tokens here)
+  ContextComm context_comm = ContextComm::ring; // how they exchange keys and values
 
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);
+  /// The dtype of the linear layers' GEMMs (qkv, out, fc1, fc2, the experts): fp8 or `dtype`.
+  [[nodiscard]] Dtype linear_dtype() const { return fp8_linear ? Dtype::fp8 : dtype; }
 };
 
 /// One transformer layer, forward, in execution order.

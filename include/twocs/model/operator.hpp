@@ -77,17 +77,21 @@ struct ComputeOp {
 
 /// all_to_all: every member sends a distinct 1/n of its buffer to every other (MoE token
 /// dispatch and combine; Lepikhin et al. 2021, GShard).
-enum class Collective { all_reduce, reduce_scatter, all_gather, send_recv, all_to_all };
+/// ring_exchange: every member sends its whole buffer to its successor in the group and receives
+/// its predecessor's, one step (ring attention's K/V hand-over: Liu et al. 2023; Transformer
+/// Engine's AttnFuncWithCPAndKVP2P, send to rank + 1, receive from rank - 1).
+enum class Collective { all_reduce, reduce_scatter, all_gather, send_recv, all_to_all, ring_exchange };
 
 [[nodiscard]] std::string_view to_string(Collective c);
 
 /// The group of devices a collective runs over, by parallelism dimension.
 /// expert: the expert-parallel group, carved out of data parallelism (Megatron-Core).
-enum class CommGroup : std::uint8_t { tensor, pipeline, data, expert };
+/// context: the context-parallel group, the ranks that split one sequence (Megatron-Core's cp group).
+enum class CommGroup : std::uint8_t { tensor, pipeline, data, expert, context };
 
 inline constexpr CommGroup all_comm_groups[] = {CommGroup::tensor, CommGroup::pipeline, CommGroup::data,
-                                                CommGroup::expert};
-inline constexpr std::size_t comm_group_count = 4;
+                                                CommGroup::expert, CommGroup::context};
+inline constexpr std::size_t comm_group_count = 5;
 
 [[nodiscard]] std::string_view to_string(CommGroup g);
 

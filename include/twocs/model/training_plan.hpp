@@ -33,20 +33,33 @@ enum class AttentionKernel { unfused, fused };
 enum class Framework { megatron_lm, megatron_deepspeed, fsdp };
 [[nodiscard]] std::string_view to_string(Framework f);
 
+/// How context-parallel ranks share keys and values (the workload's
+/// `training.parallelism.context_comm`; docs/simulation.md, "Context parallelism"):
+/// `ring`: cp - 1 steps, each handing a K/V block to the next rank while attention runs on the
+///   current one (ring attention, Liu et al. 2023; Megatron-Core / Transformer Engine
+///   cp_comm_type "p2p");
+/// `all_gather`: all-gather K and V before attention, reduce-scatter dK and dV after its
+///   backward (Llama 3, Dubey et al. 2024, section 3.3.2; Transformer Engine "all_gather").
+enum class ContextComm { ring, all_gather };
+[[nodiscard]] constexpr std::string_view to_string(ContextComm c) {
+  return c == ContextComm::ring ? "ring" : "all_gather";
+}
+
 [[nodiscard]] std::string_view to_string(PipelineSchedule s);
 [[nodiscard]] std::string_view to_string(Recompute r);
 [[nodiscard]] std::string_view to_string(OptimizerKind k);
 [[nodiscard]] std::string_view to_string(OptimizerSharding s);
 
 struct Parallelism {
-  std::int64_t tensor = 1;                // t: Megatron tensor (intra-layer) parallel degree
-  std::int64_t pipeline = 1;              // p: pipeline stages
-  std::int64_t data = 1;                  // d: data-parallel replicas
-  bool sequence = false;                  // Megatron sequence parallelism (Korthikanti et al. 2022)
-  std::int64_t virtual_stages = 1;        // v: model chunks per pipeline rank
-  std::vector<std::int64_t> stage_layers; // explicit layers per stage; empty = balancing rule
-  std::int64_t context = 1;               // cp: context-parallel degree (sequence split over cp ranks)
-  std::int64_t expert = 1;                // ep: expert-parallel degree, carved out of data x context
+  std::int64_t tensor = 1;                      // t: Megatron tensor (intra-layer) parallel degree
+  std::int64_t pipeline = 1;                    // p: pipeline stages
+  std::int64_t data = 1;                        // d: data-parallel replicas
+  bool sequence = false;                        // Megatron sequence parallelism (Korthikanti et al. 2022)
+  std::int64_t virtual_stages = 1;              // v: model chunks per pipeline rank
+  std::vector<std::int64_t> stage_layers;       // explicit layers per stage; empty = balancing rule
+  std::int64_t context = 1;                     // cp: context-parallel degree (sequence split over cp ranks)
+  std::int64_t expert = 1;                      // ep: expert-parallel degree, carved out of data x context
+  ContextComm context_comm = ContextComm::ring; // how the cp ranks exchange keys and values
 };
 
 struct OptimizerPlan {
@@ -105,7 +118,9 @@ struct TrainingPlan {
     return 2.0;
   }
 
-  [[nodiscard]] std::int64_t world_size() const { return parallelism.tensor * parallelism.pipeline * parallelism.data; }
+  [[nodiscard]] std::int64_t world_size() const {
+    return parallelism.tensor * parallelism.context * parallelism.pipeline * parallelism.data;
+  }
   /// Micro-batches each data-parallel replica runs per iteration: B / (d * b).
   [[nodiscard]] std::int64_t micro_batches() const { return global_batch / (parallelism.data * micro_batch); }
 };

@@ -17,9 +17,9 @@
 
 namespace twocs::projection {
 
-/// Indexed by model::CommGroup (tensor, pipeline, data).
-using PerGroupBytes = std::array<units::Bytes, 3>;
-using PerGroupTime = std::array<units::Seconds, 3>;
+/// Indexed by model::CommGroup (tensor, pipeline, data, expert, context).
+using PerGroupBytes = std::array<units::Bytes, model::comm_group_count>;
+using PerGroupTime = std::array<units::Seconds, model::comm_group_count>;
 
 /// Work of one device over some part of the iteration.
 struct Work {
@@ -28,8 +28,8 @@ struct Work {
   PerGroupBytes comm_bytes{}; // collective buffers per device (the all-reduce input, ...)
   PerGroupTime comm_time{};   // ring time of those collectives on an idle network
 
-  [[nodiscard]] units::Bytes total_bytes() const { return comm_bytes[0] + comm_bytes[1] + comm_bytes[2]; }
-  [[nodiscard]] units::Seconds total_comm() const { return comm_time[0] + comm_time[1] + comm_time[2]; }
+  [[nodiscard]] units::Bytes total_bytes() const;
+  [[nodiscard]] units::Seconds total_comm() const;
   Work& operator+=(const Work& other);
   [[nodiscard]] Work times(double count) const;
 };
@@ -48,13 +48,13 @@ struct Projection {
 
 /// Ring time of one collective of `size` bytes per device over `n` devices whose slowest link
 /// has `link` (bandwidth times its efficiency, latency): all-reduce 2(n-1)/n S/B + 2(n-1)L,
-/// reduce-scatter and all-gather (n-1)/n S/B + (n-1)L, send/recv S/B + L (Thakur et al.,
-/// "Optimization of Collective Communication Operations in MPICH", 2005).
+/// reduce-scatter and all-gather (n-1)/n S/B + (n-1)L, send/recv and a ring exchange S/B + L
+/// (Thakur et al., "Optimization of Collective Communication Operations in MPICH", 2005).
 [[nodiscard]] units::Seconds ring_time(model::Collective kind, units::Bytes size, std::int64_t n,
                                        const hardware::LinkSpec& link);
 
 /// The link a group's ring crosses: the node interconnect when the group fits in a node under
-/// Megatron rank order (tensor innermost, then data, then pipeline), else the NIC.
+/// Megatron rank order (tensor innermost, then context, data, pipeline), else the NIC.
 [[nodiscard]] hardware::LinkSpec group_link(model::CommGroup group, const model::Parallelism& p,
                                             const hardware::ClusterSpec& cluster);
 

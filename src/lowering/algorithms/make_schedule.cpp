@@ -42,6 +42,7 @@ CollectiveKind kind_of(model::Collective c) {
   case model::Collective::all_gather: return CollectiveKind::all_gather;
   case model::Collective::send_recv: return CollectiveKind::send_recv;
   case model::Collective::all_to_all: return CollectiveKind::all_to_all;
+  case model::Collective::ring_exchange: return CollectiveKind::send_recv; // one send per member
   }
   return CollectiveKind::all_reduce;
 }

@@ -1,0 +1,103 @@
+// Context parallelism (Megatron-Core with Transformer Engine; docs/simulation.md, "Context
+// parallelism"): each sequence is cut into 2 cp chunks and rank r of the cp group holds chunks
+// r and 2 cp - 1 - r, so under a causal mask every rank has the same attention work
+// (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py,
+// get_seq_chunk_ids_for_reordering_before_attn). Everything but attention is token-wise and
+// runs on the rank's s / cp tokens (layer_dims.cpp); attention needs every key and value.
+//
+// ring (AttnFuncWithCPAndKVP2P; ring attention, Liu et al. 2023): cp steps; in step i < cp - 1
+//   the rank sends its current K/V block to rank + 1 and receives the next from rank - 1 while
+//   FlashAttention runs on the current block. With the load-balancing split each step's block
+//   is half of an (s / cp) x (s / cp) tile (the diagonal step: both local chunks causally; an
+//   earlier rank's block: both query chunks against its first chunk; a later rank's: the second
+//   query chunk against both), so every step costs the same. Backward runs cp steps that hand
+//   on K/V and the dK/dV accumulated so far: K/V alone in step 0, both in steps 1 .. cp - 2,
+//   dK/dV alone in step cp - 1: 2 (cp - 1) blocks per rank.
+// all_gather (AttnFuncWithCPAndKVAllGather; Llama 3, Dubey et al. 2024, section 3.3.2): K and V
+//   are all-gathered over the cp group before attention, which then runs the rank's s / cp
+//   queries against all s keys (s / 2 attended on average under the balanced causal split).
+//   Backward all-gathers K and V again (only the local ones are saved) and reduce-scatters the
+//   full-sequence dK and dV. Neither collective overlaps with compute.
+// Transformer Engine runs context parallelism only on its fused attention kernels, so the
+// unfused path is refused (validate.cpp).
+#include "context_attention.hpp"
+
+#include <twocs/units/numeric.hpp>
+
+#include "fused_attention.hpp"
+#include "op_builders.hpp"
+
+namespace twocs::model::detail {
+namespace {
+
+using units::as_double;
+
+bool causal(const LayerShape& shape) { return shape.model.attention_mask == AttentionMask::causal; }
+
+/// One ring step: the rank's s / cp queries against one rank's s / cp keys, half of them
+/// attended under the balanced causal split.
+FlashGeometry ring_step(const LayerShape& shape, const LayerDims& d) {
+  const std::int64_t local = shape.model.seq_len / shape.context;
+  return {shape.micro_batch * d.local_heads, local, local, causal(shape) ? local / 2 : local};
+}
+
+/// All-gather: the rank's s / cp queries against the whole sequence.
+FlashGeometry gathered(const LayerShape& shape, const LayerDims& d) {
+  const std::int64_t s = shape.model.seq_len;
+  return {shape.micro_batch * d.local_heads, s / shape.context, s, causal(shape) ? s / 2 : s};
+}
+
+CollectiveOp exchange(const char* name, Pass pass, units::Bytes size, int overlapped_ops) {
+  return collective(name, Collective::ring_exchange, CommGroup::context, pass, size, overlapped_ops);
+}
+
+} // namespace
+
+units::Bytes context_kv_block(const LayerShape& shape) {
+  const auto& m = shape.model;
+  // Grouped K/V heads fewer than t are replicated, one per rank (Megatron-Core GQA).
+  const std::int64_t kv_local = m.kv_heads >= shape.tensor ? m.kv_heads / shape.tensor : 1;
+  const double tokens = as_double(shape.micro_batch) * as_double(m.seq_len / shape.context);
+  return size_of(2.0 * tokens * as_double(kv_local) * as_double(m.head_dim()), shape.dtype);
+}
+
+void add_context_attention_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  const units::Bytes block = context_kv_block(shape);
+  const double cp = as_double(shape.context);
+  if (shape.context_comm == ContextComm::all_gather) {
+    steps.push_back(collective("attn.cp.kv.all_gather", Collective::all_gather, CommGroup::context, pass, block * cp));
+    steps.push_back(flash_forward("attn.flash", shape, gathered(shape, d), pass));
+    return;
+  }
+  const FlashGeometry step = ring_step(shape, d);
+  for (std::int64_t i = 0; i < shape.context; ++i) {
+    // The next block travels while this one is attended (overlapped with the one kernel after it).
+    if (i + 1 < shape.context) steps.push_back(exchange("attn.cp.kv.ring_exchange", pass, block, 1));
+    steps.push_back(flash_forward("attn.flash.cp_step", shape, step, pass));
+  }
+}
+
+void add_context_attention_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
+  const units::Bytes block = context_kv_block(shape);
+  const double cp = as_double(shape.context);
+  if (shape.context_comm == ContextComm::all_gather) {
+    steps.push_back(collective("attn.cp.kv.all_gather.bwd", Collective::all_gather, CommGroup::context, Pass::backward,
+                               block * cp));
+    add_flash_backward(steps, "attn.flash.bwd", shape, gathered(shape, d));
+    steps.push_back(collective("attn.cp.dkv.reduce_scatter", Collective::reduce_scatter, CommGroup::context,
+                               Pass::backward, block * cp));
+    return;
+  }
+  const FlashGeometry step = ring_step(shape, d);
+  for (std::int64_t i = 0; i < shape.context; ++i) {
+    // K/V alone first, dK/dV alone last, both in between; overlapped with the step's two kernels.
+    const bool both = i > 0 && i + 1 < shape.context;
+    steps.push_back(exchange(i == 0                   ? "attn.cp.kv.ring_exchange.bwd"
+                             : i + 1 == shape.context ? "attn.cp.dkv.ring_exchange"
+                                                      : "attn.cp.kv_dkv.ring_exchange",
+                             Pass::backward, both ? block * 2.0 : block, 2));
+    add_flash_backward(steps, "attn.flash.bwd.cp_step", shape, step);
+  }
+}
+
+} // namespace twocs::model::detail
