@@ -18,8 +18,8 @@ namespace twocs::engine::detail {
 /// handing it the whole DAG up front costs quadratic time (docs/simgrid-notes.md). Kernels run
 /// outside SimGrid's models (device_compute.hpp). Tasks that cost nothing (zero duration, payload
 /// under one byte) complete at once. Compute kernels slow down while their device has a transfer
-/// in flight (`interference`, comm_interference.hpp). Reports progress through options.on_progress. Throws SimulationError when some task never
-/// ran.
+/// in flight (`interference`, comm_interference.hpp). Reports progress through options.on_progress. Throws
+/// SimulationError when some task never ran.
 [[nodiscard]] Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<simgrid::s4u::Host*>& hosts,
                                     EngineSession& session, const hardware::CommInterference& interference,
                                     EngineStats* stats, const EngineOptions& options = {});
