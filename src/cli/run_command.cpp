@@ -231,8 +231,9 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
   const auto cost_model = cost::make_cost_model(cluster.device); // the platform's operator model
   ChosenPlan chosen = choose_plan(options, scenario, *cost_model, log);
   const model::TrainingPlan& plan = chosen.plan;
-  log.info("{} on {}: {} devices (tensor {} x pipeline {} x data {})", model.name, cluster.name, plan.world_size(),
-           plan.parallelism.tensor, plan.parallelism.pipeline, plan.parallelism.data);
+  const auto& par = plan.parallelism;
+  log.info("{} on {}: {} devices (tensor {}{} x pipeline {} x data {})", model.name, cluster.name, plan.world_size(),
+           par.tensor, par.context > 1 ? fmt::format(" x context {}", par.context) : "", par.pipeline, par.data);
 
   const auto memory = analysis::summarize_memory(model, plan, cluster);
   if (!memory.fits) {
