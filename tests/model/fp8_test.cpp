@@ -76,9 +76,10 @@ TEST_CASE("fp8: tensor-parallel messages carry BF16, the same bytes as bf16 trai
 
 TEST_CASE("fp8: one cast per FP8 GEMM input that no norm produces: 2 forward, 4 backward per layer") {
   const auto shape = LayerShape::of(model(), plan_with(Dtype::fp8));
-  CHECK(casts(transformer_layer_forward(shape)) == 2);  // attention-output and fc2 inputs
-  CHECK(casts(transformer_layer_backward(shape)) == 4); // each linear layer's output gradient
-  const auto* cast = find(transformer_layer_forward(shape), "mlp.fc2.fp8_cast");
+  CHECK(casts(transformer_layer_forward(shape)) == 2);   // attention-output and fc2 inputs
+  CHECK(casts(transformer_layer_backward(shape)) == 4);  // each linear layer's output gradient
+  const auto forward = transformer_layer_forward(shape); // find() points into it: keep it alive
+  const auto* cast = find(forward, "mlp.fc2.fp8_cast");
   REQUIRE(cast);
   // b s f / t = 8192 x 4096 elements, read as BF16 and written as FP8.
   CHECK(cast->bytes.value() == doctest::Approx(8192.0 * 4096 * 3));
