@@ -21,6 +21,7 @@ IterationContext::IterationContext(TaskSink& sink_, const model::TransformerConf
   labels.layernorm_grads = sink.intern_label("sp.layernorm_grads.all_reduce");
   labels.host_micro_batch = sink.intern_label("host.micro_batch");
   labels.host_iteration = sink.intern_label("host.iteration");
+  first_micro_batch_accumulates = model::grad_accumulation_pass(plan).first_micro_batch;
   grad_accumulation_by_chunk.reserve(chunks.size());
   for (const auto& chunk : chunks)
     grad_accumulation_by_chunk.push_back(
@@ -40,7 +41,7 @@ const PreparedSequence& IterationContext::grad_accumulation(const model::ModelCh
 }
 
 bool IterationContext::accumulates(std::int64_t micro_batch) const {
-  return micro_batch > 0 || model::grad_accumulation_pass(plan).first_micro_batch;
+  return micro_batch > 0 || first_micro_batch_accumulates;
 }
 
 const model::ModelChunk& IterationContext::chunk_at(const RankCoordinates& at, std::int64_t slot) const {

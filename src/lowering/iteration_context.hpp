@@ -53,6 +53,7 @@ struct IterationContext {
   PreparedModel ops;
   LoweringLabels labels;
   std::vector<PreparedSequence> grad_accumulation_by_chunk; // indexed as `chunks`
+  bool first_micro_batch_accumulates = false;               // the plan's pass, decided once
 };
 
 /// One device being lowered: its program, its place and its gradient reduction.
