@@ -45,10 +45,20 @@ TEST_CASE("changing sizes with --set keeps a catalogue platform's operator model
   CHECK(grown.node.interconnect.efficiency == base.node.interconnect.efficiency);
 }
 
-TEST_CASE("device.speed_variation is off by default and set with --set") {
-  CHECK(load("dgx-a100-80gb.yaml").device.speed_variation.spread == 0);
+TEST_CASE("every catalogue platform carries the published variation and interference; --set overrides") {
+  // Sinha et al. SC'22: 8% across the non-outlier GPUs, 5.4 sigma of a normal (1.5 IQR whiskers).
+  const double sigma = 0.08 / (2 * (0.6745 + 1.5 * 2 * 0.6745));
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms")) {
+    const std::string file = entry.path().filename().string();
+    CAPTURE(file);
+    const auto c = load(file);
+    CHECK(c.device.speed_variation.spread == doctest::Approx(sigma).epsilon(0.02));
+    CHECK(c.device.comm_interference.compute_slowdown == doctest::Approx(0.19)); // Lee et al. 2025
+  }
   const auto varied =
       load("dgx-a100-80gb.yaml", {"device.speed_variation.spread=0.03", "device.speed_variation.seed=5"});
   CHECK(varied.device.speed_variation.spread == doctest::Approx(0.03));
   CHECK(varied.device.speed_variation.seed == 5);
+  CHECK(load("dgx-a100-80gb.yaml", {"device.speed_variation.spread=0"}).device.speed_variation.spread == 0);
+  CHECK(hardware::DeviceSpec{}.speed_variation.spread == 0); // a platform without the key: every device alike
 }
