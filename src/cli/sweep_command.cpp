@@ -65,7 +65,10 @@ int sweep_here(const SweepCommandOptions& o, const sweep::MpiJob& job, std::ostr
   sweep::SweepOptions options;
   options.program = own_program();
   options.output = o.output ? *o.output : std::filesystem::path(study.name + ".csv");
-  options.work_dir = std::filesystem::temp_directory_path() / fmt::format("twocs-sweep-{}", ::getpid());
+  // Folders of sweeps killed with SIGKILL (which cannot clean up) go first, then ours.
+  const std::filesystem::path temp = std::filesystem::temp_directory_path();
+  if (job.rank() == 0) (void)sweep::remove_stale_work_dirs(temp);
+  options.work_dir = sweep::work_dir_of(temp, ::getpid());
   // Under mpirun, one scenario at a time per rank: place ranks as cores (docs/studies.md).
   options.jobs = o.jobs > 0 ? o.jobs : job.size() > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
   options.timeout_s = o.timeout_s;

@@ -39,4 +39,12 @@ struct SweepTotals {
 SweepTotals run_sweep(const config::Study& study, const SweepOptions& options, std::ostream& progress,
                       const MpiJob* job = nullptr);
 
+/// The scratch folder of the sweep run by process `pid`: `<parent>/twocs-sweep-<pid>`.
+[[nodiscard]] std::filesystem::path work_dir_of(const std::filesystem::path& parent, long pid);
+
+/// Removes the scratch folders in `parent` left by sweeps whose process no longer exists (killed
+/// with SIGKILL, so they could not clean up); folders of live processes are kept. Returns how
+/// many were removed.
+std::size_t remove_stale_work_dirs(const std::filesystem::path& parent);
+
 } // namespace twocs::sweep
