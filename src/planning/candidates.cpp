@@ -25,6 +25,15 @@ constexpr std::array<std::int64_t, 4> micro_batch_sizes = {1, 2, 4, 8};
 // Model chunks per stage: interleaving beyond 4 gains little bubble and costs more
 // point-to-point traffic (Narayanan et al. SC'21, Figure 12).
 constexpr std::array<std::int64_t, 3> virtual_stage_counts = {1, 2, 4};
+// Context-parallel degrees: Megatron-Core splits each sequence into 2 cp chunks and needs fused
+// attention (model/validate.cpp refuses the rest); Llama 3 405B ran cp up to 16 at 128k tokens
+// (Dubey et al. 2024, Table 4), training at 8k up to cp 2 (NeMo performance summary).
+constexpr std::array<std::int64_t, 4> context_degrees = {1, 2, 4, 8};
+
+/// One combination the search tries.
+struct Degrees {
+  std::int64_t tensor, pipeline, context, data, virtual_stages, micro_batch;
+};
 
 std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t at_most) {
   std::vector<std::int64_t> out;
@@ -45,18 +54,19 @@ bool can_interleave(const model::TrainingPlan& base) {
 
 /// The plan of `base` with these degrees, or nullopt with `why` set when it is not a valid plan.
 std::optional<model::TrainingPlan> make_plan(const model::TransformerConfig& model, const model::TrainingPlan& base,
-                                             const hardware::ClusterSpec& cluster, std::array<std::int64_t, 5> tpdvb,
+                                             const hardware::ClusterSpec& cluster, const Degrees& degrees,
                                              Recompute recompute, std::string& why) {
   model::TrainingPlan plan = base;
   auto& p = plan.parallelism;
-  p.tensor = tpdvb[0];
-  p.pipeline = tpdvb[1];
-  p.data = tpdvb[2];
-  p.virtual_stages = tpdvb[3];
+  p.tensor = degrees.tensor;
+  p.pipeline = degrees.pipeline;
+  p.context = degrees.context;
+  p.data = degrees.data;
+  p.virtual_stages = degrees.virtual_stages;
   p.stage_layers.clear();
   // Megatron-Core needs sequence parallelism for MoE with tensor parallelism (model/validate.cpp).
   p.sequence = p.tensor > 1 && (base.parallelism.sequence || model.moe.has_value());
-  plan.micro_batch = tpdvb[4];
+  plan.micro_batch = degrees.micro_batch;
   plan.recompute = recompute;
   if (p.virtual_stages > 1)
     plan.pipeline_schedule = PipelineSchedule::interleaved_one_f_one_b;
@@ -93,28 +103,33 @@ CandidateSet enumerate_candidates(const model::TransformerConfig& model, const m
   CandidateSet set;
   const std::int64_t devices = cluster.device_count();
   const std::vector<std::int64_t> sizes = micro_batches(base);
+  const auto try_plan = [&](const Degrees& degrees, Recompute r) {
+    ++set.considered;
+    std::string why;
+    const auto plan = make_plan(model, base, cluster, degrees, r, why);
+    if (plan)
+      consider(set, model, *plan, cluster, cost);
+    else if (set.first_invalid.empty())
+      set.first_invalid = why;
+  };
   for (const std::int64_t t : divisors(devices, cluster.node.devices))
     for (const std::int64_t p : divisors(devices / t, model.layers))
-      for (const std::int64_t v : virtual_stage_counts) {
-        if (v > 1 && (p == 1 || !can_interleave(base))) continue;
-        for (const std::int64_t b : sizes)
-          for (const Recompute r : recomputations) {
-            ++set.considered;
-            std::string why;
-            const auto plan = make_plan(model, base, cluster, {t, p, devices / (t * p), v, b}, r, why);
-            if (plan)
-              consider(set, model, *plan, cluster, cost);
-            else if (set.first_invalid.empty())
-              set.first_invalid = why;
-          }
+      for (const std::int64_t cp : context_degrees) {
+        if ((devices / (t * p)) % cp != 0 || (cp > 1 && base.attention != model::AttentionKernel::fused)) continue;
+        for (const std::int64_t v : virtual_stage_counts) {
+          if (v > 1 && (p == 1 || !can_interleave(base))) continue;
+          for (const std::int64_t b : sizes)
+            for (const Recompute r : recomputations) try_plan({t, p, cp, devices / (t * p * cp), v, b}, r);
+        }
       }
   return set;
 }
 
 std::string describe(const model::TrainingPlan& plan) {
   const auto& p = plan.parallelism;
-  return fmt::format("t {} x p {} x d {}, v {}, b {}, recompute {}", p.tensor, p.pipeline, p.data, p.virtual_stages,
-                     plan.micro_batch, model::to_string(plan.recompute));
+  const std::string context = p.context > 1 ? fmt::format(" x cp {}", p.context) : "";
+  return fmt::format("t {}{} x p {} x d {}, v {}, b {}, recompute {}", p.tensor, context, p.pipeline, p.data,
+                     p.virtual_stages, plan.micro_batch, model::to_string(plan.recompute));
 }
 
 } // namespace twocs::planning

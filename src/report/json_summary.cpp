@@ -76,6 +76,7 @@ Json plan(const model::TrainingPlan& p, const analysis::PlanChoice& choice) {
   Json out = Json::object();
   out["tensor"] = p.parallelism.tensor;
   out["pipeline"] = p.parallelism.pipeline;
+  out["context"] = p.parallelism.context;
   out["data"] = p.parallelism.data;
   out["virtual_stages"] = p.parallelism.virtual_stages;
   out["sequence"] = p.parallelism.sequence;

@@ -106,9 +106,9 @@ void write_plan_choice(Out& out, const analysis::Summary& s) {
   const auto& p = s.plan.parallelism;
   const auto& c = s.plan_choice;
   row(out, "plan search",
-      fmt::format("{}: tensor {} x pipeline {} x data {}, {} virtual stages, micro-batch {}, recompute {}", c.objective,
-                  p.tensor, p.pipeline, p.data, p.virtual_stages, s.plan.micro_batch,
-                  model::to_string(s.plan.recompute)));
+      fmt::format("{}: tensor {}{} x pipeline {} x data {}, {} virtual stages, micro-batch {}, recompute {}",
+                  c.objective, p.tensor, p.context > 1 ? fmt::format(" x context {}", p.context) : "", p.pipeline,
+                  p.data, p.virtual_stages, s.plan.micro_batch, model::to_string(s.plan.recompute)));
   row(out, "",
       fmt::format("{} of {} valid plans fit ({} tried); {} simulated to choose", c.fitting, c.valid, c.considered,
                   c.simulated));

@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include <twocs/analysis/summarize.hpp>
 #include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/make_cost_model.hpp>
 #include <twocs/engine/simulate.hpp>
 #include <twocs/error.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/model/memory.hpp>
 #include <twocs/planning/plan_search.hpp>
 #include <twocs/platform/topology.hpp>
 
@@ -88,7 +91,7 @@ TEST_CASE("every candidate divides the model and the cluster and fits in memory"
   for (const auto& c : set.fitting) {
     const auto& p = c.plan.parallelism;
     CAPTURE(planning::describe(c.plan));
-    CHECK(p.tensor * p.pipeline * p.data == s.cluster.device_count());
+    CHECK(p.tensor * p.context * p.pipeline * p.data == s.cluster.device_count());
     CHECK(p.tensor <= s.cluster.node.devices);
     CHECK(m.heads % p.tensor == 0);
     CHECK(p.pipeline * p.virtual_stages <= m.layers);
@@ -149,4 +152,39 @@ TEST_CASE("nothing fits: out of memory, and nothing divides: an input error") {
   const auto odd = scenario({"training.parallelism.search=smallest", "model.layers=1", "model.heads=7",
                              "model.hidden=896", "cluster.nodes=1", "training.global_batch=4"});
   CHECK_THROWS_AS((void)search(odd, planning::Objective::smallest, 4, no_simulation), InputError);
+}
+
+TEST_CASE("context parallelism is searched with fused attention only, and each degree divides the activations") {
+  const std::vector<std::string> long_sequences = {"training.parallelism.search=fastest", "cluster.nodes=2",
+                                                   "model.seq_len=8192", "training.global_batch=16"};
+  auto fused_overrides = long_sequences;
+  fused_overrides.push_back("training.attention=fused");
+  const auto fused = scenario(fused_overrides);
+  const auto cost = cost::make_cost_model(fused.cluster.device);
+  const auto set = planning::enumerate_candidates(fused.workload.model, fused.workload.plan, fused.cluster, *cost);
+  std::int64_t with_context = 0;
+  for (const auto& c : set.fitting) {
+    const auto& p = c.plan.parallelism;
+    CAPTURE(planning::describe(c.plan));
+    CHECK(p.tensor * p.context * p.pipeline * p.data == fused.cluster.device_count());
+    CHECK(fused.workload.model.seq_len % (2 * p.context) == 0); // the causal split: 2 cp chunks
+    CHECK(c.model_parallel() == p.tensor * p.context * p.pipeline);
+    if (p.context == 1) continue;
+    ++with_context;
+    CHECK(planning::describe(c.plan).find(fmt::format("cp {}", p.context)) != std::string::npos);
+    // The same plan without context parallelism (same data degree, so the same micro-batches in
+    // flight): its activations are cp times as large (each rank holds s / cp tokens;
+    // docs/memory-model.md, "Context parallelism").
+    model::TrainingPlan whole = c.plan;
+    whole.parallelism.context = 1;
+    const auto split = model::estimate_memory(fused.workload.model, c.plan).stages.front().breakdown.activations;
+    const auto full = model::estimate_memory(fused.workload.model, whole).stages.front().breakdown.activations;
+    CHECK(full / split == doctest::Approx(static_cast<double>(p.context)).epsilon(0.01));
+  }
+  CHECK(with_context > 0);
+
+  const auto unfused = scenario(long_sequences);
+  for (const auto& c :
+       planning::enumerate_candidates(unfused.workload.model, unfused.workload.plan, unfused.cluster, *cost).fitting)
+    CHECK(c.plan.parallelism.context == 1); // Megatron-Core's context parallelism needs fused attention
 }

@@ -1,4 +1,4 @@
-// The plans a search chooses among: tensor, pipeline and data degrees whose product is the
+// The plans a search chooses among: tensor, context, pipeline and data degrees whose product is the
 // cluster's device count, with virtual stages, micro-batch size and recomputation, each checked
 // as a written plan would be (model::validate, hardware::validate_fit) and against device
 // memory (the memory model of `twocs run`). Pure: no simulation, no I/O.
@@ -21,7 +21,11 @@ struct Candidate {
   units::Bytes peak_memory;   // the largest stage's peak per device
   units::Seconds estimate;    // closed-form iteration time (estimate.hpp)
   units::Seconds lower_bound; // max(compute, communication): no plan runs faster
-  [[nodiscard]] std::int64_t model_parallel() const { return plan.parallelism.tensor * plan.parallelism.pipeline; }
+  /// Devices that split one model replica's work: t x cp x p (context parallelism exchanges keys
+  /// and values every layer, as tensor parallelism exchanges activations).
+  [[nodiscard]] std::int64_t model_parallel() const {
+    return plan.parallelism.tensor * plan.parallelism.context * plan.parallelism.pipeline;
+  }
 };
 
 struct CandidateSet {
@@ -36,7 +40,8 @@ struct CandidateSet {
 
 /// Every plan of `base` (its batch, dtype, optimizer, overlap, framework kept) over the cluster's
 /// devices: tensor degrees up to the devices of a node (tensor parallelism inside a node,
-/// Narayanan et al. SC'21, section 3.3), pipeline degrees up to the layer count, virtual stages
+/// Narayanan et al. SC'21, section 3.3), pipeline degrees up to the layer count, context degrees
+/// 1, 2, 4 and 8 (with fused attention only), virtual stages
 /// 1, 2 and 4 (interleaved 1F1B unless `base` runs GPipe or Megatron-DeepSpeed), micro-batches
 /// 1, 2, 4, 8 and base's, recomputation none, selective and full.
 [[nodiscard]] CandidateSet enumerate_candidates(const model::TransformerConfig& model, const model::TrainingPlan& base,
