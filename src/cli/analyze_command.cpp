@@ -7,6 +7,8 @@
 #include <twocs/cost/make_cost_model.hpp>
 #include <twocs/error.hpp>
 #include <twocs/fileio/output_file.hpp>
+#include <twocs/planning/estimate.hpp>
+#include <twocs/planning/plan_search.hpp>
 #include <twocs/projection/closed_form.hpp>
 #include <twocs/report/results_csv.hpp>
 #include <twocs/report/study_analyze.hpp>
@@ -14,9 +16,29 @@
 namespace twocs::cli {
 namespace {
 
-projection::Projection project(const config::Scenario& s) {
+/// The plan to analyse: the workload's, or, with `search: smallest|fastest`, the search's choice
+/// by the closed form alone (`fastest` ranks by the estimate and takes the first: analyze never
+/// simulates). Writes which plan the search chose to `note`.
+model::TrainingPlan analysed_plan(const config::Scenario& s, const cost::OperatorCostModel& cost, std::string& note) {
+  const config::Workload& w = s.workload;
+  if (w.search.objective == config::PlanObjective::none) return w.plan;
+  const bool fastest = w.search.objective == config::PlanObjective::fastest;
+  const planning::Simulate closed_form = [&](const model::TrainingPlan& plan,
+                                             std::string&) -> std::optional<units::Seconds> {
+    return planning::estimate_iteration(projection::project(w.model, plan, s.cluster, cost), plan).time;
+  };
+  const auto result =
+      planning::search_plan(w.model, w.plan, s.cluster, cost,
+                            fastest ? planning::Objective::fastest : planning::Objective::smallest, 1, closed_form);
+  note = fmt::format("plan search ({}, closed form): {} of {} valid plans fit; chose {}\n",
+                     config::to_string(w.search.objective), result.fitting, result.valid,
+                     planning::describe(result.chosen.plan));
+  return result.chosen.plan;
+}
+
+projection::Projection project(const config::Scenario& s, std::string& note) {
   const auto cost = cost::make_cost_model(s.cluster.device);
-  return projection::project(s.workload.model, s.workload.plan, s.cluster, *cost);
+  return projection::project(s.workload.model, analysed_plan(s, *cost, note), s.cluster, *cost);
 }
 
 /// One row per scenario of the study: index, axis values, status, then the projection.
@@ -32,7 +54,8 @@ void analyze_study(const AnalyzeOptions& o, std::ostream& out) {
     std::vector<std::string> row{fmt::to_string(i)};
     for (auto& v : study.scenario_values(i)) row.push_back(std::move(v));
     try {
-      const auto p = project(config::load_scenario(study.scenario_sources(i)));
+      std::string note;
+      const auto p = project(config::load_scenario(study.scenario_sources(i)), note);
       row.insert(row.end(), {"ok", ""});
       for (auto& v : report::projection_values(p)) row.push_back(std::move(v));
     } catch (const InputError& e) {
@@ -63,8 +86,9 @@ CLI::App* add_analyze_command(CLI::App& app, AnalyzeOptions& o) {
 
 void run_analyze(const AnalyzeOptions& o, std::ostream& out) {
   if (o.study) return analyze_study(o, out);
-  const auto p = project(config::load_scenario({o.workload, o.platform, o.overrides}));
-  out << report::projection_table(p);
+  std::string note;
+  const auto p = project(config::load_scenario({o.workload, o.platform, o.overrides}), note);
+  out << note << report::projection_table(p);
   if (o.json) fileio::write_file_atomically(*o.json, report::projection_json(p));
   if (o.csv)
     fileio::write_file_atomically(*o.csv, report::csv_record(report::projection_columns()) +

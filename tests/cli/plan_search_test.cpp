@@ -3,6 +3,7 @@
 // summary, and a search where nothing fits is an out-of-memory exit.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -72,4 +73,28 @@ TEST_CASE("a plan search where no plan fits exits 3, where none is valid exits 2
                                      "model.heads=3", "--set", "model.hidden=768"}));
   CHECK(r.code == 2);
   CHECK(contains(r.err, "is valid"));
+}
+
+TEST_CASE("twocs analyze analyses the plan a search chooses, by the closed form alone") {
+  std::vector<std::string> args = four_devices({"--set", "training.parallelism.search=smallest"});
+  args.front() = "analyze";
+  const auto searched = run_command_line(args);
+  REQUIRE(searched.code == 0);
+  CHECK(contains(searched.out, "plan search (smallest, closed form)"));
+  // The plan it names, written out, analyses to the same table.
+  const auto chosen = searched.out.substr(searched.out.find("chose ") + 6);
+  int t = 0, p = 0, d = 0, v = 0, b = 0;
+  REQUIRE(std::sscanf(chosen.c_str(), "t %d x p %d x d %d, v %d, b %d", &t, &p, &d, &v, &b) == 5);
+  CHECK(t * p * d == 4);
+  std::vector<std::string> written = four_devices(
+      {"--set", "training.parallelism.tensor=" + std::to_string(t), "--set",
+       "training.parallelism.pipeline=" + std::to_string(p), "--set", "training.parallelism.data=" + std::to_string(d),
+       "--set", "training.parallelism.virtual_stages=" + std::to_string(v), "--set",
+       "training.micro_batch=" + std::to_string(b), "--set",
+       "training.recompute=" +
+           chosen.substr(chosen.find("recompute ") + 10, chosen.find('\n') - chosen.find("recompute ") - 10)});
+  written.front() = "analyze";
+  const auto direct = run_command_line(written);
+  REQUIRE(direct.code == 0);
+  CHECK(searched.out.substr(searched.out.find('\n') + 1) == direct.out);
 }
