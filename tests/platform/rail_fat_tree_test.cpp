@@ -106,3 +106,17 @@ TEST_CASE("a rail-optimized tree gives collectives one NIC of bandwidth per rank
   CHECK(n.inter_bandwidth.value() == Approx(50e9));
   CHECK(n.inter_latency.value() == Approx(5e-6));
 }
+
+TEST_CASE("a fat tree with ideal routing keeps SimGrid's zone; ECMP or rails route flow by flow") {
+  auto c = rails();
+  c.network.topology = hardware::NetworkTopology::fat_tree;
+  CHECK_FALSE(platform::build_topology(c, 32).is_routed());
+  c.network.routing = hardware::Routing::ecmp;
+  const auto ecmp = platform::build_topology(c, 32);
+  REQUIRE(ecmp.is_routed());
+  CHECK(ecmp.routed.rails == 1);
+  CHECK(ecmp.fabric_link.bandwidth.value() == Approx(4 * 50e9)); // a node's NICs, as the SimGrid tree
+  // Same leaf: NIC, leaf port up, leaf port down, NIC; across: two more, up and down one spine.
+  CHECK(ecmp.route(0, 4).size() == 4);
+  CHECK(ecmp.route(0, 8).size() == 6);
+}
