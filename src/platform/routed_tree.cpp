@@ -54,9 +54,13 @@ RoutedFabric tree_fabric(const hardware::NetworkSpec& network, std::int64_t node
   f.p1 = std::max<long>(1, std::lround(static_cast<double>(f.leaf_radix) / network.oversubscription));
   // A rail-optimized tree always has its spine: cross-rail traffic may need it (DGX SuperPOD).
   f.levels = f.leaves > 1 ? 2 : 1;
-  if (network.switches_per_pod > 0 && f.leaves > network.switches_per_pod) {
+  // A pod holds switches_per_pod groups of nodes, all their rails: as many nodes as a plain tree's
+  // pod, so that switching a platform to rails keeps its pods. Its aggregation switches each have
+  // one link down to every leaf of the pod and p2 = round(leaves / o2) up.
+  const std::int64_t pod_leaves = network.switches_per_pod * f.rails;
+  if (network.switches_per_pod > 0 && f.leaves > pod_leaves) {
     f.levels = 3;
-    f.pod_leaves = network.switches_per_pod;
+    f.pod_leaves = pod_leaves;
     f.p2 = std::max<long>(1, std::lround(static_cast<double>(f.pod_leaves) / network.upper_oversubscription));
   }
   return f;

@@ -36,7 +36,7 @@ platform::Topology large(const Case& c) {
   links.nodes = 2048;
   links.devices_per_node = 8;
   auto cluster = make_cluster(links);
-  // Three levels: leaf switches of 32 nodes, 16 per pod (rails: 16 leaf switches, 2 groups).
+  // Three levels: leaf switches of 32 nodes, pods of 16 groups (512 nodes; rails: 128 leaf switches).
   cluster.network.switches_per_pod = 16;
   cluster.network.topology = c.topology;
   cluster.network.routing = c.routing;

@@ -78,11 +78,11 @@ TEST_CASE("cross-rail traffic: PXN crosses the node interconnect first, the spin
   CHECK(spine.route_latency(0, 5).value() == Approx(5e-6));
 }
 
-TEST_CASE("oversubscription per level: p1 = round(k / o1) rail uplinks, p2 = round(a / o2) core links") {
+TEST_CASE("oversubscription per level: p1 = round(k / o1) rail uplinks, p2 = round(a R / o2) core links") {
   auto c = rails(64);
   c.network.nodes_per_switch = 8;
   c.network.oversubscription = 2;
-  c.network.switches_per_pod = 8; // 8 leaf switches per pod: 2 groups of 4 rails
+  c.network.switches_per_pod = 2; // pods of 2 groups: 8 leaf switches (4 rails each)
   c.network.upper_oversubscription = 4;
   c.network.hop_latency = units::seconds(0.1e-6);
   const auto t = platform::build_topology(c, 256);
