@@ -25,14 +25,16 @@ std::optional<std::string> routed_hazard(const hardware::ClusterSpec& cluster, c
     return std::string("the network is a dragonfly: routes between routers share local and global links");
   const bool tree = net.topology == NetworkTopology::fat_tree || net.topology == NetworkTopology::rail_fat_tree;
   const bool rail = net.topology == NetworkTopology::rail_fat_tree;
-  if (tree && net.routing == hardware::Routing::ecmp && (nodes > leaf_nodes || rail))
-    return fmt::format("ECMP hashes flows onto shared uplinks (cluster.network.routing: ecmp) and the job spans {} "
-                       "leaf switches: replicas' flows collide where the folded run has one alone",
-                       (nodes + leaf_nodes - 1) / leaf_nodes);
   // Groups across nodes are rail-aligned only when their members sit at the same local index:
   // a tensor-parallel size that is a multiple of the node keeps data- and pipeline-parallel peers
   // on one rail; otherwise cross-rail traffic is relayed (PXN) or climbs the spine.
-  if (rail && plan.parallelism.tensor % cluster.node.devices != 0)
+  const bool cross_rail = rail && plan.parallelism.tensor % cluster.node.devices != 0;
+  const bool spine_within_group = cross_rail && net.cross_rail == hardware::CrossRail::spine;
+  if (tree && net.routing == hardware::Routing::ecmp && (nodes > leaf_nodes || spine_within_group))
+    return fmt::format("ECMP hashes flows onto shared uplinks (cluster.network.routing: ecmp) and the job spans {} "
+                       "leaf switches: replicas' flows collide where the folded run has one alone",
+                       (nodes + leaf_nodes - 1) / leaf_nodes);
+  if (cross_rail)
     return fmt::format("the rail-optimized tree carries cross-rail traffic ({}, tensor parallelism {} does not fill "
                        "a node of {}): replicas share relaying devices' links or the spine",
                        net.cross_rail == hardware::CrossRail::pxn ? "PXN" : "spine", plan.parallelism.tensor,
