@@ -12,11 +12,45 @@ std::int64_t nodes_used(const hardware::ClusterSpec& cluster, const model::Train
   return (plan.world_size() + per_node - 1) / per_node;
 }
 
-std::optional<std::string> network_hazard(const hardware::ClusterSpec& cluster, std::int64_t nodes) {
+/// Routed networks whose links replicas share whatever the oversubscription (docs/network.md).
+std::optional<std::string> routed_hazard(const hardware::ClusterSpec& cluster, const model::TrainingPlan& plan,
+                                         std::int64_t nodes) {
+  using hardware::NetworkTopology;
+  const auto& net = cluster.network;
+  const std::int64_t leaf_nodes = std::max<std::int64_t>(net.nodes_per_switch, 1);
+  if (nodes <= 1) return std::nullopt;
+  if (net.topology == NetworkTopology::torus)
+    return std::string("the network is a torus: dimension-order routes cross other nodes' links");
+  if (net.topology == NetworkTopology::dragonfly && nodes > leaf_nodes)
+    return std::string("the network is a dragonfly: routes between routers share local and global links");
+  const bool tree = net.topology == NetworkTopology::fat_tree || net.topology == NetworkTopology::rail_fat_tree;
+  const bool rail = net.topology == NetworkTopology::rail_fat_tree;
+  // Groups across nodes are rail-aligned only when their members sit at the same local index:
+  // a tensor-parallel size that is a multiple of the node keeps data- and pipeline-parallel peers
+  // on one rail; otherwise cross-rail traffic is relayed (PXN) or climbs the spine.
+  const bool cross_rail = rail && plan.parallelism.tensor % cluster.node.devices != 0;
+  const bool spine_within_group = cross_rail && net.cross_rail == hardware::CrossRail::spine;
+  if (tree && net.routing == hardware::Routing::ecmp && (nodes > leaf_nodes || spine_within_group))
+    return fmt::format("ECMP hashes flows onto shared uplinks (cluster.network.routing: ecmp) and the job spans {} "
+                       "leaf switches: replicas' flows collide where the folded run has one alone",
+                       (nodes + leaf_nodes - 1) / leaf_nodes);
+  if (cross_rail)
+    return fmt::format("the rail-optimized tree carries cross-rail traffic ({}, tensor parallelism {} does not fill "
+                       "a node of {}): replicas share relaying devices' links or the spine",
+                       net.cross_rail == hardware::CrossRail::pxn ? "PXN" : "spine", plan.parallelism.tensor,
+                       cluster.node.devices);
+  return std::nullopt;
+}
+
+std::optional<std::string> network_hazard(const hardware::ClusterSpec& cluster, const model::TrainingPlan& plan,
+                                          std::int64_t nodes) {
   const auto& net = cluster.network;
   if (net.devices_per_nic > 1)
     return fmt::format("{} devices share each NIC (cluster.network.devices_per_nic)", net.devices_per_nic);
-  if (net.topology != hardware::NetworkTopology::fat_tree || nodes <= 1) return std::nullopt;
+  if (auto routed = routed_hazard(cluster, plan, nodes)) return routed;
+  const bool tree =
+      net.topology == hardware::NetworkTopology::fat_tree || net.topology == hardware::NetworkTopology::rail_fat_tree;
+  if (!tree || nodes <= 1) return std::nullopt;
   // Traffic leaves a leaf switch only when the job spans several (docs/network.md, fat tree).
   if (net.oversubscription > 1.0 && nodes > net.nodes_per_switch)
     return fmt::format("the fat tree is {:g}:1 oversubscribed at the leaf switches and the job spans {} of them"
@@ -39,7 +73,7 @@ std::optional<std::string> fold_hazard(const hardware::ClusterSpec& cluster, con
   // Every collective algorithm folds: the ring is lowered from the simulated member's side, the
   // others (not the same seen from every rank) whole over the group, every folded member
   // entering with the simulated one (lowering::CollectiveInstance). Neither needs a hazard.
-  return network_hazard(cluster, nodes_used(cluster, plan));
+  return network_hazard(cluster, plan, nodes_used(cluster, plan));
 }
 
 FoldDecision decide_fold(FoldMode mode, const hardware::ClusterSpec& cluster, const model::TrainingPlan& plan,

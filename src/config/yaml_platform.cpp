@@ -26,18 +26,26 @@ constexpr std::array<std::string_view, 2> node_keys = {"devices", "interconnect"
 constexpr std::array<std::string_view, 5> interconnect_keys = {"topology", "bandwidth", "latency", "efficiency",
                                                                "in_network_efficiency"};
 constexpr std::array<std::string_view, 2> cluster_keys = {"nodes", "network"};
-constexpr std::array<std::string_view, 11> network_keys = {
-    "topology",         "bandwidth",       "latency",     "oversubscription",       "nodes_per_switch", "efficiency",
-    "switches_per_pod", "devices_per_nic", "hop_latency", "upper_oversubscription", "collectives"};
+constexpr std::array<std::string_view, 17> network_keys = {
+    "topology",         "bandwidth",         "latency",         "oversubscription", "nodes_per_switch",
+    "efficiency",       "switches_per_pod",  "devices_per_nic", "hop_latency",      "upper_oversubscription",
+    "collectives",      "routing",           "ecmp_seed",       "cross_rail",       "fabric_bandwidth",
+    "torus_dimensions", "switches_per_group"};
 
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
 constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
 constexpr std::array<std::string_view, 4> node_topology_names = {"switch", "mesh", "ring", "pcie"};
 constexpr std::array node_topology_values = {hardware::NodeTopology::switch_, hardware::NodeTopology::mesh,
                                              hardware::NodeTopology::ring, hardware::NodeTopology::pcie};
-constexpr std::array<std::string_view, 2> network_topology_names = {"fat-tree", "switch"};
-constexpr std::array network_topology_values = {hardware::NetworkTopology::fat_tree,
-                                                hardware::NetworkTopology::switch_};
+constexpr std::array<std::string_view, 5> network_topology_names = {"fat-tree", "switch", "rail-fat-tree", "torus",
+                                                                    "dragonfly"};
+constexpr std::array network_topology_values = {hardware::NetworkTopology::fat_tree, hardware::NetworkTopology::switch_,
+                                                hardware::NetworkTopology::rail_fat_tree,
+                                                hardware::NetworkTopology::torus, hardware::NetworkTopology::dragonfly};
+constexpr std::array<std::string_view, 2> routing_names = {"ideal", "ecmp"};
+constexpr std::array routing_values = {hardware::Routing::ideal, hardware::Routing::ecmp};
+constexpr std::array<std::string_view, 2> cross_rail_names = {"pxn", "spine"};
+constexpr std::array cross_rail_values = {hardware::CrossRail::pxn, hardware::CrossRail::spine};
 
 /// Counts far beyond any machine (the largest clusters hold ~10^5 devices, a node 4-72), so
 /// that nodes x devices and every product of them stays inside 64-bit integers.
@@ -119,6 +127,28 @@ hardware::NodeSpec read_node(const Field& field) {
   return node;
 }
 
+/// The keys of the routed networks (docs/network.md, section 2): routing, rails, tori, dragonflies.
+void read_routed_network(const MappingReader& n, hardware::NetworkSpec& network) {
+  if (const auto f = n.optional("routing")) network.routing = read_enum(*f, routing_names, routing_values);
+  if (const auto f = n.optional("ecmp_seed")) network.ecmp_seed = static_cast<std::uint64_t>(read_count(*f));
+  if (const auto f = n.optional("cross_rail")) network.cross_rail = read_enum(*f, cross_rail_names, cross_rail_values);
+  if (const auto f = n.optional("fabric_bandwidth")) network.fabric_bandwidth = read_byte_rate(*f, "50GB/s");
+  if (const auto f = n.optional("switches_per_group")) network.switches_per_group = read_count_up_to(*f, max_nodes);
+  if (const auto f = n.optional("torus_dimensions")) {
+    std::int64_t product = 1;
+    for (const Field& d : read_list(*f)) {
+      network.torus_dimensions.push_back(read_count_up_to(d, max_nodes));
+      product *= network.torus_dimensions.back();
+      if (product > max_nodes)
+        fail_at(f->where(), f->path, "cluster.network.torus_dimensions multiply to more nodes than twocs models",
+                "give the torus of the cluster's nodes, e.g. [16, 16, 16]");
+    }
+    if (network.torus_dimensions.empty() || network.torus_dimensions.size() > 3)
+      fail_at(f->where(), f->path, "cluster.network.torus_dimensions needs 1 to 3 dimensions",
+              "give the nodes along each dimension, e.g. [16, 16] or [8, 8, 8]");
+  }
+}
+
 hardware::NetworkSpec read_network(const Field& field) {
   const MappingReader n(field, network_keys);
   hardware::NetworkSpec network;
@@ -134,7 +164,31 @@ hardware::NetworkSpec read_network(const Field& field) {
   if (const auto f = n.optional("devices_per_nic")) network.devices_per_nic = read_count(*f);
   if (const auto f = n.optional("hop_latency")) network.hop_latency = read_duration(*f, "300ns");
   if (const auto f = n.optional("collectives")) network.collectives = read_collectives(*f);
+  read_routed_network(n, network);
   return network;
+}
+
+/// What the routed networks need of the rest of the file, with the key to fix.
+void check_routed_network(const Field& field, const ClusterSpec& cluster) {
+  const auto& net = cluster.network;
+  using hardware::NetworkTopology;
+  if (net.topology == NetworkTopology::torus) {
+    std::int64_t product = 1;
+    for (const std::int64_t d : net.torus_dimensions) product *= d;
+    if (net.torus_dimensions.empty() || product != cluster.nodes)
+      fail_at(field.where(), field.path,
+              fmt::format("a torus of cluster.network.torus_dimensions must hold the cluster's {} nodes (got {})",
+                          cluster.nodes, net.torus_dimensions.empty() ? 0 : product),
+              "set torus_dimensions so that their product is cluster.nodes, e.g. [16, 16] for 256 nodes");
+  }
+  if (net.topology == NetworkTopology::dragonfly && net.switches_per_group < 1)
+    fail_at(field.where(), field.path, "a dragonfly needs cluster.network.switches_per_group (routers per group)",
+            "add switches_per_group: 8 (and nodes_per_switch: nodes per router)");
+  if (net.routing == hardware::Routing::ecmp && net.topology != NetworkTopology::fat_tree &&
+      net.topology != NetworkTopology::rail_fat_tree)
+    fail_at(field.where(), field.path,
+            fmt::format("routing: ecmp needs a fat tree; a {} has one minimal path", hardware::to_string(net.topology)),
+            "remove routing, or use topology: fat-tree or rail-fat-tree");
 }
 
 } // namespace
@@ -148,7 +202,9 @@ ClusterSpec read_platform(const YamlNode& root, std::string_view default_name) {
   cluster.node = read_node(top.required("node", "{devices: 8, interconnect: {...}}"));
   const MappingReader c(top.required("cluster", "{nodes: 16, network: {...}}"), cluster_keys);
   cluster.nodes = read_count_up_to(c.required("nodes", "16"), max_nodes);
-  cluster.network = read_network(c.required("network", "{topology: fat-tree, bandwidth: 25GB/s, latency: 5us}"));
+  const Field network_field = c.required("network", "{topology: fat-tree, bandwidth: 25GB/s, latency: 5us}");
+  cluster.network = read_network(network_field);
+  check_routed_network(network_field, cluster);
   if (const auto f = top.optional("whatif")) apply_whatif(*f, cluster);
   return cluster;
 }

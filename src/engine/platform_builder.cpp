@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
@@ -113,6 +115,76 @@ Leaf build_node_zone(const platform::Topology& t, const std::vector<NodeLinks>& 
   return {zone->get_netpoint(), gateway};
 }
 
+/// The one zone of a routed network (platform/routed_fabric.hpp): every device is a host of it and
+/// every link one of its links; SimGrid asks it for each route and it asks the topology, so the
+/// build is linear in links and routes cost only when a flow needs them. A zone of SimGrid's own
+/// kinds cannot do this: routes there are per pair of zones (a node's flows all take one path).
+class RoutedZone final : public simgrid::kernel::routing::NetZoneImpl {
+public:
+  RoutedZone(const std::string& name, platform::Topology topology)
+      : NetZoneImpl(name), topology_(std::move(topology)) {}
+
+  std::vector<sg::SplitDuplexLink*> links; // by the topology's link index; null where no used device needs it
+  std::vector<std::int64_t> device_of;     // by the host's netpoint id
+
+  void get_local_route(const NetPoint* src, const NetPoint* dst, simgrid::kernel::routing::Route* into,
+                       double* latency) override {
+    const auto hops = topology_.route(device_of.at(src->id()), device_of.at(dst->id()));
+    std::vector<sg::LinkInRoute> path;
+    path.reserve(hops.size());
+    for (const platform::Hop& hop : hops) {
+      sg::SplitDuplexLink* link = links.at(static_cast<std::size_t>(hop.link));
+      assert(link != nullptr);
+      path.emplace_back(link, hop.up ? Direction::UP : Direction::DOWN);
+      if (latency != nullptr) *latency += link->get_latency();
+    }
+    const auto impl = get_link_list_impl(path, false);
+    into->link_list_.insert(into->link_list_.end(), impl.begin(), impl.end());
+  }
+
+private:
+  platform::Topology topology_;
+};
+
+std::vector<sg::Host*> build_routed_platform(const platform::Topology& t, const std::vector<bool>& used,
+                                             const std::vector<double>& slowdowns) {
+  auto* root = sg::create_full_zone("twocs");
+  auto* zone = new RoutedZone("network", t); // owned by its parent zone
+  zone->set_parent(root->get_impl());
+  sg::NetZone* iface = zone->get_iface();
+  zone->links.assign(static_cast<std::size_t>(t.link_count()), nullptr);
+  const auto is_used = [&](std::int64_t d) { return used.empty() || used[static_cast<std::size_t>(d)]; };
+  const std::int64_t node_links = t.node_link_count();
+  for (std::int64_t node = 0; node < t.nodes; ++node) {
+    bool any = false;
+    for (std::int64_t d = node * t.devices_per_node; d < std::min((node + 1) * t.devices_per_node, t.devices); ++d)
+      any = any || is_used(d);
+    if (!any) continue;
+    const std::string prefix = "node" + std::to_string(node) + ".";
+    for (std::int64_t i = 0; i < node_links; ++i)
+      zone->links[static_cast<std::size_t>(node * node_links + i)] =
+          make_link(iface, prefix + "link" + std::to_string(i), t.device_link);
+    for (std::int64_t i = 0; i < t.nics_per_node(); ++i)
+      zone->links[static_cast<std::size_t>(t.nic_link_index(node, i))] =
+          make_link(iface, prefix + "nic" + std::to_string(i), t.nic_link);
+  }
+  for (std::int64_t id = t.nic_link_index(t.nodes, 0); id < t.link_count(); ++id)
+    zone->links[static_cast<std::size_t>(id)] = make_link(iface, "fabric" + std::to_string(id), t.link_model(id));
+  std::vector<sg::Host*> hosts(static_cast<std::size_t>(t.devices), nullptr);
+  for (std::int64_t d = 0; d < t.devices; ++d) {
+    if (!is_used(d)) continue;
+    sg::Host* host = iface->create_host("dev" + std::to_string(d),
+                                        pstate_speeds(t.interference, slowdowns[static_cast<std::size_t>(d)]));
+    const unsigned long id = host->get_netpoint()->id();
+    if (zone->device_of.size() <= id) zone->device_of.resize(id + 1, -1);
+    zone->device_of[id] = d;
+    hosts[static_cast<std::size_t>(d)] = host;
+  }
+  iface->seal();
+  root->seal();
+  return hosts;
+}
+
 } // namespace
 
 std::vector<double> pstate_speeds(const hardware::CommInterference& interference, double slowdown) {
@@ -138,6 +210,7 @@ std::vector<double> device_slowdowns(const platform::Topology& topology, const s
 
 std::vector<sg::Host*> build_platform(const platform::Topology& topology, const std::vector<bool>& used) {
   assert(topology.devices >= 1 && topology.nodes * topology.devices_per_node >= topology.devices);
+  if (topology.is_routed()) return build_routed_platform(topology, used, device_slowdowns(topology, used));
   std::vector<sg::Host*> hosts(static_cast<std::size_t>(topology.devices), nullptr);
   auto* root = sg::create_full_zone("twocs");
   // Every node link first, in the root zone while it has no child zone: SimGrid 3.32 checks each

@@ -35,6 +35,14 @@ void check_inputs(const hardware::ClusterSpec& cluster, std::int64_t devices) {
   require(cluster.network.devices_per_nic >= 1 && cluster.node.devices % cluster.network.devices_per_nic == 0,
           "cluster.network.devices_per_nic must divide node.devices");
   require(cluster.network.upper_oversubscription >= 1, "cluster.network.upper_oversubscription must be at least 1");
+  if (cluster.network.topology == hardware::NetworkTopology::torus) {
+    std::int64_t product = 1;
+    for (const std::int64_t d : cluster.network.torus_dimensions) product *= d;
+    require(!cluster.network.torus_dimensions.empty() && product == cluster.nodes,
+            "cluster.network.torus_dimensions must multiply to cluster.nodes");
+  }
+  if (cluster.network.topology == hardware::NetworkTopology::dragonfly)
+    require(cluster.network.switches_per_group >= 1, "cluster.network.switches_per_group must be at least 1");
 }
 
 /// The PGFT of the inter-node network (Zahavi, "D-Mod-K Routing Providing Non-Blocking Traffic
@@ -105,6 +113,30 @@ platform::LinkModel node_link_model(const hardware::NodeSpec& node) {
   }
 }
 
+/// Networks SimGrid's fat-tree zone cannot route: rail-optimized trees, ECMP, tori, dragonflies
+/// (routed_fabric.hpp). Fabric links keep their line rate, as the fat tree's; by default each
+/// carries a node's NICs together (a rail: one NIC), `fabric_bandwidth` sets it.
+void route_flow_by_flow(const hardware::ClusterSpec& cluster, Topology& t) {
+  const auto& net = cluster.network;
+  using hardware::NetworkTopology;
+  const bool rail = net.topology == NetworkTopology::rail_fat_tree;
+  const bool ecmp_tree = net.topology == NetworkTopology::fat_tree && net.routing == hardware::Routing::ecmp;
+  if (!rail && !ecmp_tree && net.topology != NetworkTopology::torus && net.topology != NetworkTopology::dragonfly)
+    return;
+  const double width = rail ? 1.0 : static_cast<double>(t.nics_per_node());
+  LinkModel link{net.link.bandwidth * width, net.hop_latency};
+  if (net.fabric_bandwidth.value() > 0) link.bandwidth = net.fabric_bandwidth;
+  t.fabric_link = link;
+  t.cross_rail = net.cross_rail;
+  switch (net.topology) {
+  case NetworkTopology::torus: t.routed = torus_fabric(net, link); break;
+  case NetworkTopology::dragonfly: t.routed = dragonfly_fabric(net, cluster.nodes, link); break;
+  default: t.routed = tree_fabric(net, t.nodes, t.nics_per_node(), link);
+  }
+  // A rail's leaf switch takes the NIC's own cable: it is the first fabric link crossed.
+  if (rail) t.nic_link.latency += net.hop_latency;
+}
+
 } // namespace
 
 std::int64_t FatTreeShape::leaves() const {
@@ -137,12 +169,23 @@ double FatTreeShape::oversubscription() const {
 
 units::Seconds Topology::route_latency(std::int64_t a, std::int64_t b) const {
   assert(a != b && a >= 0 && b >= 0 && a < devices && b < devices);
+  if (is_routed()) {
+    units::Seconds sum;
+    for (const Hop& hop : route(a, b)) sum += link_model(hop.link).latency;
+    return sum;
+  }
   if (same_node(a, b)) return device_link.latency * static_cast<double>(node_hops(a, b));
   return nic_link.latency * 2.0 + fabric_link.latency * fabric_hops(fabric, node_of(a), node_of(b));
 }
 
 units::ByteRate Topology::route_bandwidth(std::int64_t a, std::int64_t b) const {
   assert(a != b && a >= 0 && b >= 0 && a < devices && b < devices);
+  if (is_routed()) {
+    const auto hops = route(a, b);
+    units::ByteRate narrowest = link_model(hops.front().link).bandwidth;
+    for (const Hop& hop : hops) narrowest = units::min(narrowest, link_model(hop.link).bandwidth);
+    return narrowest;
+  }
   if (same_node(a, b)) return device_link.bandwidth;
   return units::min(nic_link.bandwidth, fabric_link.bandwidth);
 }
@@ -172,6 +215,7 @@ Topology build_topology(const hardware::ClusterSpec& cluster, std::int64_t devic
   t.fabric_link = {cluster.network.link.bandwidth * static_cast<double>(t.nics_per_node()),
                    cluster.network.hop_latency};
   t.fabric = shape_for(cluster.network, t.nodes);
+  route_flow_by_flow(cluster, t);
   t.interference = cluster.device.comm_interference;
   t.speed_variation = cluster.device.speed_variation;
   assert(t.fabric.leaves() >= t.nodes);

@@ -121,3 +121,32 @@ TEST_CASE("--fold on over shared links warns, and the summary names the approxim
 }
 
 } // namespace
+
+TEST_CASE("ECMP refuses folding once the job crosses leaf switches, and says why") {
+  auto s = oversubscribed("1");
+  REQUIRE_FALSE(fold_hazard(s.cluster, s.workload.plan).has_value()); // ideal routing: folds
+  s.cluster.network.routing = twocs::hardware::Routing::ecmp;
+  const auto hazard = fold_hazard(s.cluster, s.workload.plan);
+  REQUIRE(hazard.has_value());
+  CHECK(contains(*hazard, "ECMP"));
+  const auto automatic = decide_fold(FoldMode::automatic, s.cluster, s.workload.plan, many_tasks, threshold);
+  CHECK_FALSE(automatic.fold);
+  CHECK(contains(automatic.reason, "ECMP"));
+  // Under one leaf switch the hash picks no uplink: folding stays exact.
+  s.cluster.network.nodes_per_switch = 32;
+  CHECK_FALSE(fold_hazard(s.cluster, s.workload.plan).has_value());
+}
+
+TEST_CASE("tori, dragonflies across routers and rails carrying cross-rail traffic refuse folding") {
+  auto s = oversubscribed("1");
+  s.cluster.network.topology = twocs::hardware::NetworkTopology::torus;
+  s.cluster.network.torus_dimensions = {4, 4};
+  CHECK(contains(fold_hazard(s.cluster, s.workload.plan).value_or(""), "torus"));
+  s.cluster.network.topology = twocs::hardware::NetworkTopology::dragonfly;
+  s.cluster.network.switches_per_group = 2;
+  CHECK(contains(fold_hazard(s.cluster, s.workload.plan).value_or(""), "dragonfly"));
+  s.cluster.network.topology = twocs::hardware::NetworkTopology::rail_fat_tree;
+  CHECK_FALSE(fold_hazard(s.cluster, s.workload.plan).has_value()); // t = 8 fills a node: rail-aligned
+  s.workload.plan.parallelism.tensor = 4;
+  CHECK(contains(fold_hazard(s.cluster, s.workload.plan).value_or(""), "cross-rail"));
+}

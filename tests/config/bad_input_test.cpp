@@ -151,9 +151,10 @@ TEST_CASE("an unknown enumeration value lists the allowed values") {
   CHECK(e.problem() == "training.dtype cannot be 'bf32'; allowed values: bf16, fp16, fp32, fp8");
   CHECK(e.fix() == "did you mean 'bf16'?");
 
-  const auto topology = platform_error(platform_with("{bandwidth: 10GB/s", "{topology: torus, bandwidth: 10GB/s"));
+  const auto topology = platform_error(platform_with("{bandwidth: 10GB/s", "{topology: hypercube, bandwidth: 10GB/s"));
   CHECK(where(topology) == "p.yaml:12:23");
-  CHECK(topology.problem() == "cluster.network.topology cannot be 'torus'; allowed values: fat-tree, switch");
+  CHECK(topology.problem() == "cluster.network.topology cannot be 'hypercube'; allowed values: fat-tree, switch, "
+                              "rail-fat-tree, torus, dragonfly");
 
   const auto dtype_key = platform_error(platform_with("fp32: 10TFLOP/s", "tf32: 10TFLOP/s"));
   CHECK(where(dtype_key) == "p.yaml:4:34");

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <twocs/hardware/device.hpp>
 #include <twocs/units/quantity.hpp>
@@ -30,8 +31,23 @@ enum class NodeTopology {
 };
 
 enum class NetworkTopology {
-  fat_tree, // folded Clos of switches (Leiserson 1985); oversubscription thins the upper levels
-  switch_,  // one non-blocking switch (an idealised crossbar)
+  fat_tree,      // folded Clos of switches (Leiserson 1985); oversubscription thins the upper levels
+  switch_,       // one non-blocking switch (an idealised crossbar)
+  rail_fat_tree, // NIC i of every node on rail i: a leaf switch per rail per group of nodes (DGX SuperPOD)
+  torus,         // nodes on a 2D/3D torus with wraparound links, dimension-order routing (TPU-like)
+  dragonfly,     // groups of routers, all-to-all local and global links, minimal routing (Kim et al. 2008)
+};
+
+/// How a flow picks among equal-cost paths of a fat tree.
+enum class Routing {
+  ideal, // fat-tree: SimGrid's D-mod-K; rail-fat-tree: one aggregated link per switch tier
+  ecmp,  // each flow hashed onto one of the equal-cost uplinks (src, dst, flow id)
+};
+
+/// Where traffic between different rails of a rail-optimized fat tree goes.
+enum class CrossRail {
+  pxn,   // over the node interconnect to the device on the destination's rail, then that rail (NCCL PXN)
+  spine, // up the sender's rail and down the receiver's rail through the spine
 };
 
 [[nodiscard]] constexpr std::string_view to_string(NodeTopology t) {
@@ -43,8 +59,16 @@ enum class NetworkTopology {
   }
 }
 [[nodiscard]] constexpr std::string_view to_string(NetworkTopology t) {
-  return t == NetworkTopology::fat_tree ? "fat-tree" : "switch";
+  switch (t) {
+  case NetworkTopology::switch_: return "switch";
+  case NetworkTopology::rail_fat_tree: return "rail-fat-tree";
+  case NetworkTopology::torus: return "torus";
+  case NetworkTopology::dragonfly: return "dragonfly";
+  default: return "fat-tree";
+  }
 }
+[[nodiscard]] constexpr std::string_view to_string(Routing r) { return r == Routing::ecmp ? "ecmp" : "ideal"; }
+[[nodiscard]] constexpr std::string_view to_string(CrossRail c) { return c == CrossRail::spine ? "spine" : "pxn"; }
 
 struct NodeSpec {
   std::int64_t devices = 1;
@@ -69,6 +93,13 @@ struct NetworkSpec {
   double upper_oversubscription = 1.0; // links down over links up at the aggregation switches (3 levels)
   std::int64_t devices_per_nic = 1;    // devices sharing one NIC (its bandwidth is `link`'s)
   units::Seconds hop_latency;          // per fabric link crossed (switch + cable), beyond `link.latency`
+  Routing routing = Routing::ideal;
+  std::uint64_t ecmp_seed = 0; // mixed into every ECMP hash (another job, another placement)
+  CrossRail cross_rail = CrossRail::pxn;
+  /// Per fabric link and direction (switch to switch, torus neighbours); 0: a node's NICs together.
+  units::ByteRate fabric_bandwidth;
+  std::vector<std::int64_t> torus_dimensions; // nodes along each torus dimension; their product is `nodes`
+  std::int64_t switches_per_group = 0;        // dragonfly: routers per group (nodes_per_switch: nodes per router)
   /// Collective algorithm per communication kind ("tensor", "pipeline", "data", "expert" ->
   /// "auto", "ring", ...; docs/network.md); absent kinds keep the ring.
   std::map<std::string, std::string> collectives;

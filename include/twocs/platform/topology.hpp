@@ -8,7 +8,8 @@
 //              devices reach the network through NICs (one per devices_per_nic devices);
 //   network:   a fat tree (SimGrid PGFT) of 1 to 3 levels whose leaves are nodes; a node's leaf
 //              link carries the aggregate of its NICs, upper levels are thinned by the
-//              oversubscription of their level.
+//              oversubscription of their level. Rail-optimized fat trees, ECMP routing, tori and
+//              dragonflies are routed flow by flow instead (`routed`, routed_fabric.hpp).
 #pragma once
 
 #include <cstdint>
@@ -16,15 +17,10 @@
 #include <vector>
 
 #include <twocs/hardware/cluster.hpp>
+#include <twocs/platform/routed_fabric.hpp>
 #include <twocs/units/quantity.hpp>
 
 namespace twocs::platform {
-
-/// One direction of a full-duplex link.
-struct LinkModel {
-  units::ByteRate bandwidth;
-  units::Seconds latency;
-};
 
 /// Parameters of a SimGrid parallel generalized fat tree (PGFT; Zahavi 2010): per level, the
 /// number of children per switch (`down`), of parents per element (`up`) and of parallel links
@@ -60,6 +56,8 @@ struct Topology {
   hardware::CommInterference interference;  // the device's, for the engine
   hardware::SpeedVariation speed_variation; // the device's, for the engine
   double in_network_efficiency = 0.0;       // the node switch reduces (NVLS) when > 0
+  RoutedFabric routed;                      // kind none: the SimGrid fat tree `fabric` above
+  hardware::CrossRail cross_rail = hardware::CrossRail::pxn;
 
   [[nodiscard]] std::int64_t node_of(std::int64_t device) const { return device / devices_per_node; }
   [[nodiscard]] std::int64_t nics_per_node() const { return devices_per_node / devices_per_nic; }
@@ -71,6 +69,21 @@ struct Topology {
   [[nodiscard]] units::Seconds route_latency(std::int64_t a, std::int64_t b) const;
   /// Bandwidth of the narrowest link between `a` and `b` (a != b) on an idle network.
   [[nodiscard]] units::ByteRate route_bandwidth(std::int64_t a, std::int64_t b) const;
+
+  // Routed networks (is_routed()): one link table for the whole platform, [node links of node 0,
+  // 1, ...] [NICs of node 0, 1, ...] [fabric links], and the route of every flow through it.
+  [[nodiscard]] bool is_routed() const { return routed.kind != FabricKind::none; }
+  /// Node interconnect links per node: switch/pcie one per device, mesh one per pair, ring one per neighbour pair.
+  [[nodiscard]] std::int64_t node_link_count() const;
+  [[nodiscard]] std::int64_t link_count() const;
+  [[nodiscard]] LinkModel link_model(std::int64_t link) const;
+  [[nodiscard]] std::int64_t nic_link_index(std::int64_t node, std::int64_t nic) const;
+  /// The links from device `a` to device `b` (a != b), `flow` distinguishing flows of one pair for ECMP.
+  [[nodiscard]] std::vector<Hop> route(std::int64_t a, std::int64_t b, std::uint64_t flow = 0) const;
+  /// The rail of a device: the index of its NIC within its node.
+  [[nodiscard]] std::int64_t rail_of(std::int64_t device) const {
+    return (device % devices_per_node) / devices_per_nic;
+  }
 };
 
 /// Builds the topology for the first `devices` devices of `cluster` (devices are placed in
