@@ -1,6 +1,7 @@
 #include "show_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/gemm_timing.hpp>
@@ -62,6 +63,15 @@ void print_network(std::ostream& out, const hardware::ClusterSpec& c) {
                      c.nodes, to_string(w.topology), to_string(w.link.bandwidth), w.link.efficiency,
                      to_string(w.link.bandwidth * w.link.efficiency), to_string(w.link.latency), w.oversubscription,
                      w.nodes_per_switch);
+  out << fmt::format("         routing {}{}", to_string(w.routing),
+                     w.routing == hardware::Routing::ecmp ? fmt::format(" (seed {})", w.ecmp_seed) : "");
+  if (w.topology == hardware::NetworkTopology::rail_fat_tree)
+    out << fmt::format(", across rails: {}", to_string(w.cross_rail));
+  if (!w.torus_dimensions.empty()) out << fmt::format(", torus {}", fmt::join(w.torus_dimensions, " x "));
+  if (w.switches_per_group > 0) out << fmt::format(", {} routers per group", w.switches_per_group);
+  if (w.fabric_bandwidth.value() > 0) out << fmt::format(", fabric links {}", to_string(w.fabric_bandwidth));
+  if (w.hop_latency.value() > 0) out << fmt::format(", {} per hop", to_string(w.hop_latency));
+  out << '\n';
 }
 
 struct Reference {

@@ -66,6 +66,7 @@ void apply_whatif(const Field& field, hardware::ClusterSpec& cluster) {
   device.memory_bandwidth *= x.memory_bandwidth;
   cluster.node.interconnect.bandwidth *= x.node_bandwidth;
   cluster.network.link.bandwidth *= x.network_bandwidth;
+  cluster.network.fabric_bandwidth *= x.network_bandwidth; // switch-to-switch and torus links too
   cluster.network.link.latency *= x.network_latency;
 }
 

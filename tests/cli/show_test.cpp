@@ -37,3 +37,14 @@ TEST_CASE("show platform: bad input is exit code 2 with a location") {
   CHECK(run_command_line({"show"}).code == 2); // `show` needs what to show
   CHECK(run_command_line({"show", "platform", "/nonexistent.yaml"}).code == 2);
 }
+
+TEST_CASE("show platform names the routing and the shape of rail, torus and dragonfly networks") {
+  auto r = run_command_line({"show", "platform", source_file("platforms/dgx-h100-superpod.yaml")});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "routing ideal, across rails: pxn"));
+  r = run_command_line({"show", "platform", "--set", "cluster.network.routing=ecmp", "--set",
+                        "cluster.network.ecmp_seed=7", "--set", "cluster.network.hop_latency=500ns"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "routing ecmp (seed 7)"));
+  CHECK(contains(r.out, "500 ns per hop"));
+}

@@ -135,3 +135,17 @@ TEST_CASE("what-if keys scale the platform, and generations compound the publish
   CHECK(where(study_error(base + "axes:\n  - {key: whatif.compute_scal, values: [2]}\n")) == "s.yaml:5:11");
   CHECK(where(study_error(base + "axes:\n  - {key: whatif.compute_scale, values: [-1]}\n")) == "s.yaml:5:42");
 }
+
+TEST_CASE("network_bandwidth_scale scales the fabric's switch-to-switch links with the NICs") {
+  const auto at = [](const char* scale) {
+    return config::load_scenario(
+               config::embedded_default_workload(), config::embedded_default_platform(),
+               {"cluster.network.fabric_bandwidth=100GB/s", std::string("whatif.network_bandwidth_scale=") + scale})
+        .cluster.network;
+  };
+  const auto now = at("1");
+  const auto faster = at("2");
+  CHECK(now.fabric_bandwidth.value() == doctest::Approx(100e9));
+  CHECK(faster.fabric_bandwidth.value() == doctest::Approx(200e9));
+  CHECK(faster.link.bandwidth.value() == doctest::Approx(2 * now.link.bandwidth.value()));
+}
