@@ -6,10 +6,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Activity.hpp>
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
 
 #include "comm_interference.hpp"
 #include "device_compute.hpp"
@@ -52,7 +56,11 @@ public:
     }
   }
 
-  ~Frontier() { session_.detach(); }
+  ~Frontier() {
+    for (auto& [id, waiting] : delayed_)
+      if (waiting.timer != nullptr) waiting.timer->remove();
+    session_.detach();
+  }
 
   Timeline run(EngineStats* stats) {
     session_.attach(*this);
@@ -73,7 +81,12 @@ public:
     if (!owns(slot)) return; // an activity of no simulation of ours
     const TaskId id = *slot;
     assert(activity.get_state() == sg::Activity::State::FINISHED && live_[id]);
-    finish(id, {session_.since_start(activity.get_start_time()), session_.since_start(activity.get_finish_time())});
+    double start = activity.get_start_time();
+    if (const auto it = delayed_.find(id); it != delayed_.end()) { // it started paying its latencies earlier
+      start = it->second.ready;
+      delayed_.erase(it);
+    }
+    finish(id, {session_.since_start(start), session_.since_start(activity.get_finish_time())});
     if (graph_.task(id).is_transfer())
       interference_.transfer_finished(graph_.task(id).device, graph_.transfer(id).peer);
     // Releasing the last reference inside the activity's own completion callback crashes 3.32:
@@ -111,12 +124,44 @@ private:
       return;
     }
     const lowering::Transfer& transfer = graph_.transfer(id);
+    interference_.transfer_started(task.device, transfer.peer);
+    if (transfer.latency_steps > 1) {
+      // A coarse collective's transfer (lowering/collective_lowering.hpp) first pays the
+      // latencies of the steps it stands for beyond the one SimGrid charges: (steps - 1) x its
+      // route's latency, during which the link carries nothing, as between a ring's steps.
+      const double now = sg::Engine::get_clock();
+      const double wait = (transfer.latency_steps - 1) * route_latency(task.device, transfer.peer);
+      Delayed& waiting = delayed_[id];
+      waiting.ready = now;
+      waiting.timer = simgrid::kernel::timer::Timer::set(now + wait, [this, id] {
+        delayed_[id].timer = nullptr; // SimGrid deletes a timer after running it
+        start_transfer(id);
+      });
+      return;
+    }
+    start_transfer(id);
+  }
+
+  void start_transfer(TaskId id) {
+    const lowering::Task& task = graph_.task(id);
+    const lowering::Transfer& transfer = graph_.transfer(id);
     sg::ActivityPtr activity =
         sg::Comm::sendto_init(host(task.device), host(transfer.peer))->set_payload_size(payload_bytes(transfer));
-    interference_.transfer_started(task.device, transfer.peer);
     activity->set_data(&ids_[id]);
     activity->start();
     live_[id] = std::move(activity);
+  }
+
+  /// The latency of one message from `from` to `to`: the sum over its route's links.
+  double route_latency(lowering::DeviceId from, lowering::DeviceId to) {
+    const auto key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
+                     static_cast<std::uint32_t>(to);
+    const auto [it, added] = route_latency_.try_emplace(key, 0.0);
+    if (added) {
+      std::vector<sg::Link*> links;
+      host(from)->route_to(host(to), links, &it->second);
+    }
+    return it->second;
   }
 
   [[nodiscard]] sg::Host* host(lowering::DeviceId device) const {
@@ -177,6 +222,12 @@ private:
   std::vector<sg::ActivityPtr> live_;      // the activity of each running task
   std::vector<sg::ActivityPtr> completed_; // finished activities, released when the clock moves
   std::deque<TaskId> inline_ready_;
+  struct Delayed {
+    double ready = 0;                               // SimGrid date it became ready
+    simgrid::kernel::timer::Timer* timer = nullptr; // until it fires
+  };
+  std::unordered_map<TaskId, Delayed> delayed_;              // coarse transfers paying their latencies
+  std::unordered_map<std::uint64_t, double> route_latency_; // per (sender, receiver)
   std::vector<TaskTiming> timings_;
   std::vector<bool> done_;
   std::uint64_t finished_ = 0;
