@@ -86,8 +86,8 @@ void add_run_command(CLI::App& app, RunOptions& o, CheckedRunFlags& checked) {
   run->add_option("--plan-candidates", checked.plan_candidates,
                   "Plans --plan-search fastest simulates (default 4, or training.parallelism.search_candidates)");
   run->add_option("--collective-lowering", checked.collective_lowering,
-                  "Ring collectives as transfers: step (every ring step, the default), coarse (one transfer per ring "
-                  "link carrying all its steps' bytes), auto (coarse for large rings)");
+                  "Ring collectives as transfers: auto (coarse for rings of 8 or more ranks, the default), step "
+                  "(every ring step a transfer), coarse (one transfer per ring link carrying all its steps' bytes)");
 }
 
 /// "run, validate, ..." in the order the commands were added.

@@ -240,8 +240,8 @@ lowering::CollectiveLowering parse_collective_lowering(std::string_view text) {
   if (const auto mode = lowering::collective_lowering_from_string(text)) return *mode;
   throw InputError(fmt::format("--collective-lowering: '{}' is not a lowering; it accepts step, coarse or auto", text),
                    "--collective-lowering",
-                   "pass --collective-lowering step (every ring step a transfer, the default), coarse (one transfer "
-                   "per ring link) or auto (coarse for rings of at least 4096 step transfers)");
+                   "pass --collective-lowering auto (coarse for rings of 8 or more ranks, the default), step (every "
+                   "ring step a transfer) or coarse (one transfer per ring link)");
 }
 
 void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log) {
@@ -270,7 +270,8 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
 
   analysis::Summary summary = analysis::summarize(run.graph, run.timeline, model, plan, cluster, memory);
   summary.wall_time = since(start);
-  summary.approximations = {run.fold.fold, run.fold.reason, std::string(lowering::to_string(options.collective_lowering)),
+  summary.approximations = {run.fold.fold, run.fold.reason,
+                            std::string(lowering::to_string(options.collective_lowering)),
                             coarse_collectives(run.graph)};
   summary.plan_choice = chosen.choice;
 

@@ -52,7 +52,7 @@ struct RunOptions {
   std::optional<std::string> plan_search;
   std::optional<std::int64_t> plan_candidates;
   /// --collective-lowering: rings step by step, coarse, or coarse where large (collective_lowering.hpp).
-  lowering::CollectiveLowering collective_lowering = lowering::CollectiveLowering::step;
+  lowering::CollectiveLowering collective_lowering = lowering::CollectiveLowering::automatic;
 };
 
 /// The values of `--fold` and `--max-tasks` as typed on the command line. Throws InputError

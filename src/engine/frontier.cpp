@@ -9,8 +9,8 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <simgrid/s4u/Activity.hpp>
 #include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u/Activity.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -154,8 +154,8 @@ private:
 
   /// The latency of one message from `from` to `to`: the sum over its route's links.
   double route_latency(lowering::DeviceId from, lowering::DeviceId to) {
-    const auto key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
-                     static_cast<std::uint32_t>(to);
+    const auto key =
+        (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) | static_cast<std::uint32_t>(to);
     const auto [it, added] = route_latency_.try_emplace(key, 0.0);
     if (added) {
       std::vector<sg::Link*> links;
@@ -226,7 +226,7 @@ private:
     double ready = 0;                               // SimGrid date it became ready
     simgrid::kernel::timer::Timer* timer = nullptr; // until it fires
   };
-  std::unordered_map<TaskId, Delayed> delayed_;              // coarse transfers paying their latencies
+  std::unordered_map<TaskId, Delayed> delayed_;             // coarse transfers paying their latencies
   std::unordered_map<std::uint64_t, double> route_latency_; // per (sender, receiver)
   std::vector<TaskTiming> timings_;
   std::vector<bool> done_;

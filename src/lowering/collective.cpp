@@ -67,8 +67,8 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
     else
       lower_mirrored(graph, tag, message, position_of(*only_member));
     // Unfolded, every member sends one transfer per step (coarse: one, and the ring's end).
-    graph.on_folded_collective(devices_.size(), coarse ? devices_.size() + 1
-                                                       : static_cast<std::uint64_t>(steps_) * devices_.size());
+    graph.on_folded_collective(devices_.size(),
+                               coarse ? devices_.size() + 1 : static_cast<std::uint64_t>(steps_) * devices_.size());
   } else if (coarse) {
     lower_coarse(graph, tag, message);
   } else {

@@ -34,7 +34,7 @@ bool lowers_coarse(CollectiveLowering mode, CollectiveKind kind, Algorithm algor
   switch (mode) {
   case CollectiveLowering::step: return false;
   case CollectiveLowering::coarse: return true;
-  case CollectiveLowering::automatic: return ring_steps(kind, ranks) * ranks >= coarse_above_transfers;
+  case CollectiveLowering::automatic: return ranks >= coarse_from_ranks;
   }
   return false;
 }

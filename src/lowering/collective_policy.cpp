@@ -57,9 +57,10 @@ CollectiveChoice choose_collective(const CollectivePolicy& policy, model::CommGr
   if (policy.network && kind != CollectiveKind::send_recv && devices.size() > 1) {
     choice.shape = group_shape(*policy.network, devices);
     const Algorithm asked = policy.for_group(group);
-    choice.algorithm = asked == Algorithm::automatic ? choose_algorithm(kind, size, group_context(*policy.network, devices),
-                                                                        policy.automatic_tree)
-                                                     : asked;
+    choice.algorithm =
+        asked == Algorithm::automatic
+            ? choose_algorithm(kind, size, group_context(*policy.network, devices), policy.automatic_tree)
+            : asked;
   }
   choice.shape.coarse =
       lowers_coarse(policy.lowering, kind, choice.algorithm, static_cast<std::int32_t>(devices.size()));

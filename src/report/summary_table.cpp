@@ -143,9 +143,10 @@ std::string summary_table(const analysis::Summary& s) {
   if (s.simulated_devices > 0 && s.simulated_devices < s.world_size)
     row(out, "folded replicas",
         fmt::format("{} of {} devices simulated (the rest mirror them)", s.simulated_devices, s.world_size));
-  std::string approximations = s.approximations.folded
-                                   ? fmt::format("folded replicas ({})", s.approximations.fold_reason)
-                                   : std::string(s.approximations.coarse_collectives > 0 ? "" : "none (every device simulated)");
+  std::string approximations =
+      s.approximations.folded
+          ? fmt::format("folded replicas ({})", s.approximations.fold_reason)
+          : std::string(s.approximations.coarse_collectives > 0 ? "" : "none (every device simulated)");
   if (s.approximations.coarse_collectives > 0)
     approximations += fmt::format("{}coarse collectives ({} rings as one transfer per link, --collective-lowering {})",
                                   approximations.empty() ? "" : "; ", s.approximations.coarse_collectives,

@@ -33,13 +33,14 @@ enum class CollectiveLowering : std::uint8_t {
 /// beyond 2: it stays exact anyway, and point-to-point, broadcast and all-to-all are not rings).
 [[nodiscard]] bool coarse_possible(CollectiveKind kind, Algorithm algorithm, std::int32_t ranks);
 
-/// `automatic`'s rule: coarse where the step-by-step ring would have at least this many
-/// transfers (steps x ranks), i.e. where the ring is large enough that its step count dominates
-/// the simulation (docs/performance.md, "Coarse collectives", gives the evidence).
-inline constexpr std::int64_t coarse_above_transfers = 4096;
+/// `automatic`'s rule: coarse for rings of at least this many ranks (a node's tensor-parallel
+/// group and every data-parallel ring across nodes), whose 2 (n - 1) n transfers (112 and more)
+/// dominate a simulation; smaller rings are cheap and stay exact. Coarse stayed within 0.07% of
+/// step by step on every scenario measured, contended ones included (docs/performance.md,
+/// "Coarse collectives").
+inline constexpr std::int32_t coarse_from_ranks = 8;
 
 /// Whether a collective of `kind` by `algorithm` over `ranks` ranks is lowered coarse under `mode`.
-[[nodiscard]] bool lowers_coarse(CollectiveLowering mode, CollectiveKind kind, Algorithm algorithm,
-                                 std::int32_t ranks);
+[[nodiscard]] bool lowers_coarse(CollectiveLowering mode, CollectiveKind kind, Algorithm algorithm, std::int32_t ranks);
 
 } // namespace twocs::lowering

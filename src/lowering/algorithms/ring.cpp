@@ -59,15 +59,15 @@ void add_ring_channel(CollectiveSchedule& s, CollectiveKind kind, units::Bytes p
 
 /// The coarse form of a channel's ring (collective_lowering.hpp): one message per ring link
 /// carrying the bytes its steps x slices would, all at once, standing for their latencies.
-void add_coarse_ring_channel(CollectiveSchedule& s, CollectiveKind kind, units::Bytes piece,
-                             const ScheduleShape& shape, int channel) {
+void add_coarse_ring_channel(CollectiveSchedule& s, CollectiveKind kind, units::Bytes piece, const ScheduleShape& shape,
+                             int channel) {
   const std::int32_t n = shape.ranks;
   const int sends = ring_steps(kind, n) * shape.chunks; // per rank and channel, step by step
   const auto order = ring_order(shape, channel);
   for (std::int32_t p = 0; p < n; ++p) {
-    const std::uint32_t id = add_message(s, order[static_cast<std::size_t>(p)],
-                                         order[static_cast<std::size_t>((p + 1) % n)],
-                                         piece * static_cast<double>(sends), ring_steps(kind, n) - 1, {});
+    const std::uint32_t id =
+        add_message(s, order[static_cast<std::size_t>(p)], order[static_cast<std::size_t>((p + 1) % n)],
+                    piece * static_cast<double>(sends), ring_steps(kind, n) - 1, {});
     s.messages[id].latency_steps = sends;
   }
 }
