@@ -57,11 +57,13 @@ public:
                  [this](TaskId id, double start, double end) { on_kernel_finished(id, start, end); }),
         interference_(hosts.size(), interference,
                       [this](lowering::DeviceId device, bool on) { compute_.set_interfered(device, on); }),
-        network_(first_host(hosts)), waiting_on_(graph.size()), ids_(graph.size()), timings_(graph.size()),
-        done_(graph.size(), false) {
-    for (TaskId id = 0; id < graph.size(); ++id) {
+        network_(first_host(hosts)), waiting_on_(graph.size()), timings_(graph.size()), done_(graph.size(), false) {
+    for (TaskId id = 0; id < graph.size(); ++id)
       waiting_on_[id] = static_cast<std::uint32_t>(graph.predecessor_count(id));
-      ids_[id] = id;
+    // Only s4u comms carry a pointer to their task id (4 bytes a task that network actions do not need).
+    if (!network_.available()) {
+      ids_.resize(graph.size());
+      for (TaskId id = 0; id < graph.size(); ++id) ids_[id] = id;
     }
   }
 
@@ -250,7 +252,7 @@ private:
   NetworkActions network_;
   std::unordered_map<const simgrid::kernel::resource::Action*, TaskId> actions_; // transfers in flight
   std::vector<std::uint32_t> waiting_on_;                                        // unfinished predecessors per task
-  std::vector<TaskId> ids_;                           // ids_[i] == i: what each activity's data points at
+  std::vector<TaskId> ids_;                           // s4u comms only: ids_[i] == i, each comm's data
   std::unordered_map<TaskId, sg::ActivityPtr> comms_; // without network actions: s4u comms in flight
   std::vector<sg::ActivityPtr> completed_;            // finished comms, released when the clock moves
   std::deque<TaskId> inline_ready_;
