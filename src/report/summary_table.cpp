@@ -148,9 +148,8 @@ std::string summary_table(const analysis::Summary& s) {
           ? fmt::format("folded replicas ({})", s.approximations.fold_reason)
           : std::string(s.approximations.coarse_collectives > 0 ? "" : "none (every device simulated)");
   if (s.approximations.coarse_collectives > 0)
-    approximations += fmt::format("{}coarse collectives ({} rings as one transfer per link, --collective-lowering {})",
-                                  approximations.empty() ? "" : "; ", s.approximations.coarse_collectives,
-                                  s.approximations.collective_lowering);
+    approximations += fmt::format("{}coarse rings x{} (--collective-lowering {})", approximations.empty() ? "" : "; ",
+                                  s.approximations.coarse_collectives, s.approximations.collective_lowering);
   row(out, "approximations", approximations);
   row(out, "wall time", units::to_string(s.wall_time));
   return fmt::to_string(out);

@@ -70,7 +70,7 @@ TEST_CASE("coarse rings stay within 1% folded (the mirrored member's two streams
 TEST_CASE("auto, the default, lowers rings of 8 or more ranks coarse and says so in the table") {
   const auto r = run_command_line({"run"});
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  CHECK(contains(r.out, "coarse collectives ("));
+  CHECK(contains(r.out, "coarse rings x"));
   CHECK(contains(r.out, "--collective-lowering auto)"));
   const auto step = run_command_line({"run", "--collective-lowering", "step"});
   CHECK(contains(step.out, "none (every device simulated)"));
