@@ -4,7 +4,9 @@
 #                                            scenarios A-F (default: all), one at a time
 #   scripts/bench.sh curves                  wall time and peak memory against devices (64 to 16k)
 #                                            and against layers
-# Environment: BUILD (default build), TWOCS_BENCH_ARGS (extra flags for every `twocs run`).
+# Environment: BUILD (default build), TWOCS_BENCH_ARGS (extra flags for every `twocs run`, e.g.
+# --collective-lowering step for the exact rings), TWOCS_BENCH_COLLBENCH_ARGS (flags of D's
+# collbench; default --collective-lowering auto). `coarse`: ring collectives lowered coarse.
 # Peak memory is /usr/bin/time -v's "Maximum resident set size".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,22 +25,24 @@ measure() {
   local json="$tmp/summary.json" status=0
   rm -f "$json"
   /usr/bin/time -v -o "$tmp/time.txt" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt" || status=$?
-  local wall rss tasks fold
+  local wall rss tasks fold coarse
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$tmp/time.txt")
   rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$tmp/time.txt")
-  tasks="-"; fold="-"
+  tasks="-"; fold="-"; coarse="-"
   if [[ -s "$json" ]]; then
     tasks=$(sed -n 's/.*"simulated_tasks": *\([0-9]*\).*/\1/p' "$json" | head -1)
     fold=$(tr -d '\n ' <"$json" | sed -n 's/.*"approximations":{"folded":\(true\|false\).*/\1/p')
     [[ -n "$fold" ]] || fold="-"
+    coarse=$(sed -n 's/.*"coarse_collectives": *\([0-9]*\).*/\1/p' "$json" | head -1)
+    [[ -n "$coarse" ]] || coarse="-"
   fi
   local rate="-"
   [[ "$tasks" != "-" && -n "$tasks" ]] && rate=$(awk -v t="$tasks" -v w="$wall" 'BEGIN {printf "%.0f", t / (w > 0 ? w : 1)}')
   [[ $status -eq 0 ]] || { fold="exit $status"; tail -2 "$tmp/err.txt" >&2; }
-  printf '%-28s %9.2f %10s %12s %12s  %s\n' "$name" "$wall" "$rss" "${tasks:--}" "$rate" "$fold"
+  printf '%-28s %9.2f %10s %12s %12s  %-6s %s\n' "$name" "$wall" "$rss" "${tasks:--}" "$rate" "$fold" "$coarse"
 }
 
-header() { printf '%-28s %9s %10s %12s %12s  %s\n' scenario wall_s max_rss_MB tasks tasks_per_s folded; }
+header() { printf '%-28s %9s %10s %12s %12s  %-6s %s\n' scenario wall_s max_rss_MB tasks tasks_per_s folded coarse; }
 
 # A `twocs run` with the flags every row shares (an array: /usr/bin/time runs programs, not functions).
 run=("$twocs" run --quiet --ignore-memory --json "$tmp/summary.json")
@@ -49,7 +53,7 @@ scenario() {
   B) measure "B 1T/3072" "${run[@]}" ${TWOCS_BENCH_ARGS:-} --workload "$bench/b-1t.yaml" --platform "$a100" --set cluster.nodes=384 ;;
   C) measure "C 405B/16384 H100" "${run[@]}" ${TWOCS_BENCH_ARGS:-} --workload "$bench/c-405b.yaml" --platform "$h100" --set cluster.nodes=2048 ;;
   D) measure "D all-reduce 1GiB/4096" "$twocs" collbench --platform "$a100" --set cluster.nodes=512 --devices 4096 \
-       --min-bytes 1GiB --max-bytes 1GiB ;;
+       --min-bytes 1GiB --max-bytes 1GiB ${TWOCS_BENCH_COLLBENCH_ARGS:---collective-lowering auto} ;;
   E) measure "E 13B d40/320 4:1 fold off" "${run[@]}" ${TWOCS_BENCH_ARGS:-} --workload "$bench/e-13b-d40.yaml" --platform "$a100" \
        --set cluster.nodes=40 --set cluster.network.nodes_per_switch=8 --set cluster.network.oversubscription=4 --fold off ;;
   F) measure "F 530B/560 v3" "${run[@]}" ${TWOCS_BENCH_ARGS:-} --workload "$bench/f-530b.yaml" --platform "$a100" --set cluster.nodes=70 \

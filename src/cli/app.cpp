@@ -46,12 +46,14 @@ struct CheckedRunFlags {
   std::optional<std::string> max_tasks;
   std::optional<std::string> plan_search;
   std::optional<std::string> plan_candidates;
+  std::optional<std::string> collective_lowering;
 
   void apply(RunOptions& o) const {
     if (fold) o.fold = parse_fold_mode(*fold);
     if (max_tasks) o.max_tasks = parse_max_tasks(*max_tasks);
     if (plan_search) o.plan_search = parse_plan_search(*plan_search);
     if (plan_candidates) o.plan_candidates = parse_plan_candidates(*plan_candidates);
+    if (collective_lowering) o.collective_lowering = parse_collective_lowering(*collective_lowering);
   }
 };
 
@@ -83,6 +85,9 @@ void add_run_command(CLI::App& app, RunOptions& o, CheckedRunFlags& checked) {
                   "(default: the workload's training.parallelism.search)");
   run->add_option("--plan-candidates", checked.plan_candidates,
                   "Plans --plan-search fastest simulates (default 4, or training.parallelism.search_candidates)");
+  run->add_option("--collective-lowering", checked.collective_lowering,
+                  "Ring collectives as transfers: auto (coarse for rings of 8 or more ranks, the default), step "
+                  "(every ring step a transfer), coarse (one transfer per ring link carrying all its steps' bytes)");
 }
 
 /// "run, validate, ..." in the order the commands were added.

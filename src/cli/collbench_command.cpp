@@ -7,6 +7,7 @@
 #include <twocs/error.hpp>
 #include <twocs/fileio/output_file.hpp>
 #include <twocs/lowering/collective_algorithm_lowering.hpp>
+#include <twocs/lowering/collective_lowering.hpp>
 #include <twocs/platform/collective_context.hpp>
 #include <twocs/report/collbench_table.hpp>
 #include <twocs/units/parse.hpp>
@@ -25,13 +26,14 @@ units::Bytes parse_size(const std::string& text, const char* flag) {
 
 /// The simulated time of one collective of `size` on an otherwise idle platform.
 report::CollbenchRow bench_one(const platform::Topology& topology, lowering::CollectiveKind kind,
-                               lowering::Algorithm asked, units::Bytes size, const lowering::ScheduleShape& shape,
-                               double bus_factor) {
+                               lowering::Algorithm asked, units::Bytes size, lowering::ScheduleShape shape,
+                               double bus_factor, lowering::CollectiveLowering mode) {
   const auto n = shape.ranks;
   const lowering::Algorithm algorithm =
       asked == lowering::Algorithm::automatic
           ? lowering::choose_algorithm(kind, size, platform::collective_context(topology, n))
           : asked;
+  shape.coarse = lowering::lowers_coarse(mode, kind, algorithm, shape.ranks);
   const auto schedule = lowering::make_schedule(algorithm, kind, size, shape);
   lowering::TaskGraph graph(n);
   lowering::Transfer prototype;
@@ -48,7 +50,8 @@ report::CollbenchRow bench_one(const platform::Topology& topology, lowering::Col
   row.time = timeline.makespan;
   row.algbw = row.time.value() > 0 ? size / row.time : units::ByteRate(0);
   row.busbw = row.algbw * bus_factor;
-  row.algorithm = std::string(lowering::to_string(schedule.algorithm));
+  const bool coarse = !schedule.messages.empty() && schedule.messages.front().latency_steps > 1;
+  row.algorithm = std::string(lowering::to_string(schedule.algorithm)) + (coarse ? "-coarse" : "");
   return row;
 }
 
@@ -73,6 +76,10 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchOptions& o) {
   c->add_option("--chunks", o.chunks, "Pipeline slices per channel")->check(CLI::Range(1, 4096));
   c->add_option("--channels", o.channels, "Parallel rings/trees")->check(CLI::Range(1, 256));
   c->add_option("--json", o.json, "Write the rows as JSON to FILE");
+  c->add_option("--collective-lowering", o.collective_lowering,
+                "Rings step by step (step, the default), as one transfer per ring link and channel (coarse), or "
+                "coarse when large (auto)")
+      ->check(CLI::IsMember({"step", "coarse", "auto"}));
   return c;
 }
 
@@ -100,7 +107,8 @@ void run_collbench(const CollbenchOptions& o, std::ostream& out) {
   result.devices = n;
   const double factor = report::bus_factor(o.collective, n);
   for (units::Bytes size = min; size <= max * (1 + 1e-9); size = size * o.factor)
-    result.rows.push_back(bench_one(topology, kind, *algorithm, size, shape, factor));
+    result.rows.push_back(bench_one(topology, kind, *algorithm, size, shape, factor,
+                                    *lowering::collective_lowering_from_string(o.collective_lowering)));
   report::write_collbench_table(out, result);
   if (o.json) fileio::write_file_atomically(*o.json, report::collbench_json(result));
 }

@@ -27,6 +27,7 @@ struct CollbenchOptions {
   int chunks = 1;              // pipeline slices per channel
   std::optional<int> channels; // default: one per NIC across nodes, one within a node
   std::optional<std::filesystem::path> json;
+  std::string collective_lowering = "step"; // rings step by step or coarse (lowering/collective_lowering.hpp)
 };
 
 /// Registers `collbench`; returns it.

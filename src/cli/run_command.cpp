@@ -97,6 +97,7 @@ PlanRun simulate_plan(const RunOptions& options, const config::Scenario& scenari
   const auto& model = scenario.workload.model;
   progress.phase("lowering");
   auto collectives = platform::collective_policy(scenario.cluster, plan.world_size()); // algorithm per kind
+  collectives.lowering = options.collective_lowering;
   const lowering::TaskCount tasks = lowering::count_tasks(model, plan, cost, collectives);
   FoldDecision fold = decide_fold(options.fold, scenario.cluster, plan, tasks.full, options.fold_above_tasks);
   const lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, std::move(collectives), log);
@@ -118,6 +119,19 @@ PlanRun simulate_plan(const RunOptions& options, const config::Scenario& scenari
   progress.finish();
   log.info("simulated {} activities in {}", stats.activities, units::to_string(since(simulated)));
   return {plan, std::move(graph), std::move(timeline), std::move(fold)};
+}
+
+/// Ring collectives lowered coarse: their transfers pay several steps' latencies.
+std::int64_t coarse_collectives(const lowering::TaskGraph& graph) {
+  std::int32_t last = -1;
+  std::int64_t count = 0;
+  for (lowering::TaskId id = 0; id < graph.size(); ++id) {
+    if (!graph.task(id).is_transfer()) continue;
+    const lowering::Transfer& t = graph.transfer(id);
+    if (t.latency_steps > 1 && t.collective != last) ++count;
+    if (t.latency_steps > 1) last = t.collective;
+  }
+  return count;
 }
 
 /// The plan to run: the workload's, or the plan search's choice (src/planning) with, for
@@ -222,6 +236,14 @@ std::int64_t parse_plan_candidates(std::string_view text) {
   return value;
 }
 
+lowering::CollectiveLowering parse_collective_lowering(std::string_view text) {
+  if (const auto mode = lowering::collective_lowering_from_string(text)) return *mode;
+  throw InputError(fmt::format("--collective-lowering: '{}' is not a lowering; it accepts step, coarse or auto", text),
+                   "--collective-lowering",
+                   "pass --collective-lowering auto (coarse for rings of 8 or more ranks, the default), step (every "
+                   "ring step a transfer) or coarse (one transfer per ring link)");
+}
+
 void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log) {
   const auto start = Clock::now();
   const config::Scenario scenario =
@@ -248,7 +270,9 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
 
   analysis::Summary summary = analysis::summarize(run.graph, run.timeline, model, plan, cluster, memory);
   summary.wall_time = since(start);
-  summary.approximations = {run.fold.fold, run.fold.reason};
+  summary.approximations = {run.fold.fold, run.fold.reason,
+                            std::string(lowering::to_string(options.collective_lowering)),
+                            coarse_collectives(run.graph)};
   summary.plan_choice = chosen.choice;
 
   if (options.json) fileio::write_file_atomically(*options.json, report::json_summary(summary));

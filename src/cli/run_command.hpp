@@ -11,6 +11,8 @@
 
 #include <spdlog/logger.h>
 
+#include <twocs/lowering/collective_lowering.hpp>
+
 namespace twocs::cli {
 
 /// Whether to simulate every device or one per pipeline stage (lowering::LoweringOptions).
@@ -49,6 +51,8 @@ struct RunOptions {
   /// override training.parallelism.search and search_candidates of the workload.
   std::optional<std::string> plan_search;
   std::optional<std::int64_t> plan_candidates;
+  /// --collective-lowering: rings step by step, coarse, or coarse where large (collective_lowering.hpp).
+  lowering::CollectiveLowering collective_lowering = lowering::CollectiveLowering::automatic;
 };
 
 /// The values of `--fold` and `--max-tasks` as typed on the command line. Throws InputError
@@ -60,6 +64,9 @@ struct RunOptions {
 /// 1): throws InputError naming the flag, what it accepts and the fix.
 [[nodiscard]] std::string parse_plan_search(std::string_view text);
 [[nodiscard]] std::int64_t parse_plan_candidates(std::string_view text);
+
+/// The value of `--collective-lowering` (step, coarse, auto); throws InputError naming the flag.
+[[nodiscard]] lowering::CollectiveLowering parse_collective_lowering(std::string_view text);
 
 /// Runs the simulation and writes the requested outputs. Throws the errors a user can cause
 /// (InputError, OutOfMemoryError); returns normally on success.

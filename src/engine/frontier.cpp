@@ -6,13 +6,19 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <unordered_map>
 
 #include <fmt/format.h>
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/kernel/resource/Action.hpp>
 #include <simgrid/s4u/Activity.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
 
 #include "comm_interference.hpp"
 #include "device_compute.hpp"
+#include "network_actions.hpp"
 #include "platform_builder.hpp"
 
 namespace twocs::engine::detail {
@@ -20,6 +26,13 @@ namespace {
 
 namespace sg = simgrid::s4u;
 using lowering::TaskId;
+
+/// The first device the graph uses (hosts of unused devices are null).
+const sg::Host* first_host(const std::vector<sg::Host*>& hosts) {
+  for (const sg::Host* h : hosts)
+    if (h != nullptr) return h;
+  return nullptr;
+}
 
 /// Payload of a transfer in whole bytes, as SimGrid counts them.
 std::uint64_t payload_bytes(const lowering::Transfer& transfer) {
@@ -44,15 +57,21 @@ public:
                  [this](TaskId id, double start, double end) { on_kernel_finished(id, start, end); }),
         interference_(hosts.size(), interference,
                       [this](lowering::DeviceId device, bool on) { compute_.set_interfered(device, on); }),
-        waiting_on_(graph.size()), ids_(graph.size()), live_(graph.size()), timings_(graph.size()),
-        done_(graph.size(), false) {
-    for (TaskId id = 0; id < graph.size(); ++id) {
+        network_(first_host(hosts)), waiting_on_(graph.size()), timings_(graph.size()), done_(graph.size(), false) {
+    for (TaskId id = 0; id < graph.size(); ++id)
       waiting_on_[id] = static_cast<std::uint32_t>(graph.predecessor_count(id));
-      ids_[id] = id;
+    // Only s4u comms carry a pointer to their task id (4 bytes a task that network actions do not need).
+    if (!network_.available()) {
+      ids_.resize(graph.size());
+      for (TaskId id = 0; id < graph.size(); ++id) ids_[id] = id;
     }
   }
 
-  ~Frontier() { session_.detach(); }
+  ~Frontier() {
+    for (auto& [id, waiting] : delayed_)
+      if (waiting.timer != nullptr) waiting.timer->remove();
+    session_.detach();
+  }
 
   Timeline run(EngineStats* stats) {
     session_.attach(*this);
@@ -72,19 +91,41 @@ public:
     const auto* slot = activity.get_data<const TaskId>();
     if (!owns(slot)) return; // an activity of no simulation of ours
     const TaskId id = *slot;
-    assert(activity.get_state() == sg::Activity::State::FINISHED && live_[id]);
-    finish(id, {session_.since_start(activity.get_start_time()), session_.since_start(activity.get_finish_time())});
-    if (graph_.task(id).is_transfer())
-      interference_.transfer_finished(graph_.task(id).device, graph_.transfer(id).peer);
+    assert(activity.get_state() == sg::Activity::State::FINISHED);
+    const auto it = comms_.find(id);
+    assert(it != comms_.end());
     // Releasing the last reference inside the activity's own completion callback crashes 3.32:
     // keep it until the clock moves on.
-    completed_.push_back(std::move(live_[id]));
+    completed_.push_back(std::move(it->second));
+    comms_.erase(it);
+    transfer_finished(id, activity.get_start_time(), activity.get_finish_time());
+  }
+
+  void on_time_advanced() override {
+    completed_.clear();
+    // Network actions the model just finished, in its order (network_actions.hpp).
+    while (simgrid::kernel::resource::Action* action = network_.next_finished()) {
+      const auto it = actions_.find(action);
+      assert(it != actions_.end());
+      const TaskId id = it->second;
+      actions_.erase(it);
+      const double start = action->get_start_time(), end = action->get_finish_time();
+      NetworkActions::release(action);
+      transfer_finished(id, start, end);
+    }
+  }
+
+  void transfer_finished(TaskId id, double start, double end) {
+    if (const auto it = delayed_.find(id); it != delayed_.end()) { // it started paying its latencies earlier
+      start = it->second.ready;
+      delayed_.erase(it);
+    }
+    finish(id, {session_.since_start(start), session_.since_start(end)});
+    interference_.transfer_finished(graph_.task(id).device, graph_.transfer(id).peer);
     --live_count_;
     release_successors(id);
     complete_inline_tasks();
   }
-
-  void on_time_advanced() override { completed_.clear(); }
 
   void on_kernel_finished(TaskId id, double start, double end) {
     finish(id, {session_.since_start(start), session_.since_start(end)});
@@ -111,12 +152,48 @@ private:
       return;
     }
     const lowering::Transfer& transfer = graph_.transfer(id);
+    interference_.transfer_started(task.device, transfer.peer);
+    if (transfer.latency_steps > 1) {
+      // A coarse collective's transfer (lowering/collective_lowering.hpp) first pays the
+      // latencies of the steps it stands for beyond the one SimGrid charges: (steps - 1) x its
+      // route's latency, during which the link carries nothing, as between a ring's steps.
+      const double now = sg::Engine::get_clock();
+      const double wait = (transfer.latency_steps - 1) * route_latency(task.device, transfer.peer);
+      Delayed& waiting = delayed_[id];
+      waiting.ready = now;
+      waiting.timer = simgrid::kernel::timer::Timer::set(now + wait, [this, id] {
+        delayed_[id].timer = nullptr; // SimGrid deletes a timer after running it
+        start_transfer(id);
+      });
+      return;
+    }
+    start_transfer(id);
+  }
+
+  void start_transfer(TaskId id) {
+    const lowering::Task& task = graph_.task(id);
+    const lowering::Transfer& transfer = graph_.transfer(id);
+    if (network_.available()) {
+      actions_.emplace(network_.start(host(task.device), host(transfer.peer), payload_bytes(transfer)), id);
+      return;
+    }
     sg::ActivityPtr activity =
         sg::Comm::sendto_init(host(task.device), host(transfer.peer))->set_payload_size(payload_bytes(transfer));
-    interference_.transfer_started(task.device, transfer.peer);
     activity->set_data(&ids_[id]);
     activity->start();
-    live_[id] = std::move(activity);
+    comms_.emplace(id, std::move(activity));
+  }
+
+  /// The latency of one message from `from` to `to`: the sum over its route's links.
+  double route_latency(lowering::DeviceId from, lowering::DeviceId to) {
+    const auto key =
+        (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) | static_cast<std::uint32_t>(to);
+    const auto [it, added] = route_latency_.try_emplace(key, 0.0);
+    if (added) {
+      std::vector<sg::Link*> links;
+      host(from)->route_to(host(to), links, &it->second);
+    }
+    return it->second;
   }
 
   [[nodiscard]] sg::Host* host(lowering::DeviceId device) const {
@@ -172,11 +249,19 @@ private:
   EngineSession& session_;
   DeviceCompute compute_;
   CommInterference interference_;
-  std::vector<std::uint32_t> waiting_on_;  // unfinished predecessors per task
-  std::vector<TaskId> ids_;                // ids_[i] == i: what each activity's data points at
-  std::vector<sg::ActivityPtr> live_;      // the activity of each running task
-  std::vector<sg::ActivityPtr> completed_; // finished activities, released when the clock moves
+  NetworkActions network_;
+  std::unordered_map<const simgrid::kernel::resource::Action*, TaskId> actions_; // transfers in flight
+  std::vector<std::uint32_t> waiting_on_;                                        // unfinished predecessors per task
+  std::vector<TaskId> ids_;                           // s4u comms only: ids_[i] == i, each comm's data
+  std::unordered_map<TaskId, sg::ActivityPtr> comms_; // without network actions: s4u comms in flight
+  std::vector<sg::ActivityPtr> completed_;            // finished comms, released when the clock moves
   std::deque<TaskId> inline_ready_;
+  struct Delayed {
+    double ready = 0;                               // SimGrid date it became ready
+    simgrid::kernel::timer::Timer* timer = nullptr; // until it fires
+  };
+  std::unordered_map<TaskId, Delayed> delayed_;             // coarse transfers paying their latencies
+  std::unordered_map<std::uint64_t, double> route_latency_; // per (sender, receiver)
   std::vector<TaskTiming> timings_;
   std::vector<bool> done_;
   std::uint64_t finished_ = 0;

@@ -15,7 +15,10 @@ namespace twocs::engine::detail {
 
 /// Simulates `graph` with device i on hosts[i]. A transfer becomes a SimGrid activity only when
 /// its last predecessor finishes: SimGrid 3.32 scans every live activity at each completion, so
-/// handing it the whole DAG up front costs quadratic time (docs/simgrid-notes.md). Kernels run
+/// handing it the whole DAG up front costs quadratic time (docs/simgrid-notes.md). Transfers are
+/// started as network actions without an s4u activity where the SimGrid version allows it
+/// (network_actions.hpp), which avoids that scan; a coarse collective's transfer first waits for
+/// the latencies of the steps it stands for (lowering/collective_lowering.hpp). Kernels run
 /// outside SimGrid's models (device_compute.hpp). Tasks that cost nothing (zero duration, payload
 /// under one byte) complete at once. Compute kernels slow down while their device has a transfer
 /// in flight (`interference`, comm_interference.hpp). Reports progress through options.on_progress. Throws

@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include <twocs/lowering/collective_algorithm_lowering.hpp>
+#include <twocs/lowering/collective_lowering.hpp>
 
 namespace twocs::lowering {
 
@@ -48,6 +49,9 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
     if (schedule->algorithm == Algorithm::ring && !all_to_all) schedule.reset();
   }
   message.algorithm = schedule ? schedule->algorithm : Algorithm::ring;
+  // A ring lowered coarse (collective_lowering.hpp): one transfer per link, all its steps' bytes.
+  const bool coarse = !schedule && spec.shape.coarse && !ring_exchange &&
+                      coarse_possible(kind_of(spec.kind), Algorithm::ring, static_cast<std::int32_t>(devices_.size()));
   if (schedule && !only_member) {
     auto lowered = add_schedule(graph, *schedule, devices_, tag, message);
     schedule_entries_ = std::move(lowered.entries);
@@ -58,10 +62,15 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
     assert(spec.kind != model::Collective::send_recv && "point-to-point messages connect simulated devices");
     if (all_to_all)
       lower_mirrored_direct(graph, tag, message, position_of(*only_member));
+    else if (coarse)
+      lower_mirrored_coarse(graph, tag, message, position_of(*only_member));
     else
       lower_mirrored(graph, tag, message, position_of(*only_member));
-    // Unfolded, every member sends one transfer per step.
-    graph.on_folded_collective(devices_.size(), static_cast<std::uint64_t>(steps_) * devices_.size());
+    // Unfolded, every member sends one transfer per step (coarse: one, and the ring's end).
+    graph.on_folded_collective(devices_.size(),
+                               coarse ? devices_.size() + 1 : static_cast<std::uint64_t>(steps_) * devices_.size());
+  } else if (coarse) {
+    lower_coarse(graph, tag, message);
   } else {
     lower_ring(graph, tag, message, spec.kind == model::Collective::send_recv);
   }
@@ -105,6 +114,47 @@ void CollectiveInstance::lower_ring(TaskSink& graph, const TaskTag& tag, Transfe
       graph.add_dependency(transfer(step - 1, i), id);
     }
   }
+}
+
+void CollectiveInstance::lower_coarse(TaskSink& graph, const TaskTag& tag, Transfer message) {
+  // Every member streams the bytes of all steps to its successor at once, paying the steps'
+  // latencies (Transfer::latency_steps). A pipelined ring's members all finish when the slowest
+  // link has carried its share (each forwards what it receives): a zero-byte transfer that
+  // waits for every link stands for that, and every member leaves after it.
+  const std::size_t n = devices_.size();
+  coarse_ = true;
+  senders_ = n;
+  message.bytes = message.bytes * static_cast<double>(steps_);
+  message.step = steps_ - 1;
+  message.latency_steps = static_cast<std::uint16_t>(steps_);
+  transfers_.reserve(n + 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    message.peer = devices_[(i + 1) % n];
+    transfers_.push_back(graph.add_transfer(devices_[i], tag, message));
+  }
+  message.bytes = units::Bytes(0);
+  message.latency_steps = 1;
+  message.peer = devices_[1];
+  const TaskId all_done = graph.add_transfer(devices_[0], tag, message);
+  for (std::size_t i = 0; i < n; ++i) graph.add_dependency(transfers_[i], all_done);
+  transfers_.push_back(all_done);
+}
+
+void CollectiveInstance::lower_mirrored_coarse(TaskSink& graph, const TaskTag& tag, Transfer message,
+                                               std::size_t member) {
+  // The folded member's side of the coarse ring: its stream to its successor and its
+  // predecessor's to it, both at once (by symmetry the predecessor starts when it does).
+  const std::size_t n = devices_.size();
+  mirrored_ = true;
+  coarse_ = true;
+  senders_ = 2;
+  message.bytes = message.bytes * static_cast<double>(steps_);
+  message.step = steps_ - 1;
+  message.latency_steps = static_cast<std::uint16_t>(steps_);
+  message.peer = devices_[(member + 1) % n];
+  transfers_.push_back(graph.add_transfer(devices_[member], tag, message));
+  message.peer = devices_[member];
+  transfers_.push_back(graph.add_transfer(devices_[(member + n - 1) % n], tag, message));
 }
 
 void CollectiveInstance::lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member) {
@@ -176,6 +226,13 @@ std::vector<TaskId> CollectiveInstance::join(TaskSink& graph, DeviceId device, s
   if (senders_ == 1) { // send_recv: the transfer waits for both ends (a blocking, matched send and receive)
     for (TaskId e : entry) graph.add_dependency(e, transfers_[0]);
     return {transfers_[0]};
+  }
+  if (coarse_ && !mirrored_) { // member i streams to its successor and from its predecessor; all leave together
+    for (TaskId e : entry) {
+      graph.add_dependency(e, transfers_[i]);
+      graph.add_dependency(e, transfers_[(i + n - 1) % n]);
+    }
+    return {transfers_.back()};
   }
   if (mirrored_) { // the folded predecessor reached the collective when this member did
     for (TaskId e : entry) {

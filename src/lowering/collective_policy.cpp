@@ -54,12 +54,16 @@ ScheduleShape group_shape(const CollectiveNetwork& net, std::span<const DeviceId
 CollectiveChoice choose_collective(const CollectivePolicy& policy, model::CommGroup group, CollectiveKind kind,
                                    units::Bytes size, std::span<const DeviceId> devices) {
   CollectiveChoice choice;
-  if (!policy.network || kind == CollectiveKind::send_recv || devices.size() <= 1) return choice;
-  choice.shape = group_shape(*policy.network, devices);
-  const Algorithm asked = policy.for_group(group);
-  choice.algorithm = asked == Algorithm::automatic
-                         ? choose_algorithm(kind, size, group_context(*policy.network, devices), policy.automatic_tree)
-                         : asked;
+  if (policy.network && kind != CollectiveKind::send_recv && devices.size() > 1) {
+    choice.shape = group_shape(*policy.network, devices);
+    const Algorithm asked = policy.for_group(group);
+    choice.algorithm =
+        asked == Algorithm::automatic
+            ? choose_algorithm(kind, size, group_context(*policy.network, devices), policy.automatic_tree)
+            : asked;
+  }
+  choice.shape.coarse =
+      lowers_coarse(policy.lowering, kind, choice.algorithm, static_cast<std::int32_t>(devices.size()));
   return choice;
 }
 

@@ -116,7 +116,10 @@ std::string json_summary(const analysis::Summary& summary) {
   out["simulated_tasks"] = summary.simulated_tasks;
   out["wall_time_s"] = number(summary.wall_time.value());
   out["collective_algorithms"] = algorithm_counts(summary.collective_algorithms);
-  out["approximations"] = {{"folded", summary.approximations.folded}, {"reason", summary.approximations.fold_reason}};
+  out["approximations"] = {{"folded", summary.approximations.folded},
+                           {"reason", summary.approximations.fold_reason},
+                           {"collective_lowering", summary.approximations.collective_lowering},
+                           {"coarse_collectives", summary.approximations.coarse_collectives}};
   out["plan"] = plan(summary.plan, summary.plan_choice);
   // Names come from user files: replace invalid UTF-8 instead of throwing halfway through a run.
   return out.dump(2, ' ', false, Json::error_handler_t::replace) + '\n';

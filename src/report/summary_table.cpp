@@ -143,9 +143,14 @@ std::string summary_table(const analysis::Summary& s) {
   if (s.simulated_devices > 0 && s.simulated_devices < s.world_size)
     row(out, "folded replicas",
         fmt::format("{} of {} devices simulated (the rest mirror them)", s.simulated_devices, s.world_size));
-  row(out, "approximations",
-      s.approximations.folded ? fmt::format("folded replicas ({})", s.approximations.fold_reason)
-                              : std::string("none (every device simulated)"));
+  std::string approximations =
+      s.approximations.folded
+          ? fmt::format("folded replicas ({})", s.approximations.fold_reason)
+          : std::string(s.approximations.coarse_collectives > 0 ? "" : "none (every device simulated)");
+  if (s.approximations.coarse_collectives > 0)
+    approximations += fmt::format("{}coarse rings x{} (--collective-lowering {})", approximations.empty() ? "" : "; ",
+                                  s.approximations.coarse_collectives, s.approximations.collective_lowering);
+  row(out, "approximations", approximations);
   row(out, "wall time", units::to_string(s.wall_time));
   return fmt::to_string(out);
 }

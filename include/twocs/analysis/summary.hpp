@@ -38,8 +38,10 @@ struct MemorySummary {
 /// The approximations a run used, so that a result never changes silently (issue "Performance
 /// and scale"): each is named in the table and the JSON summary.
 struct Approximations {
-  bool folded = false;     // one device per pipeline stage simulated, its replicas mirrored
-  std::string fold_reason; // why it folded or not (the --fold decision)
+  bool folded = false;                      // one device per pipeline stage simulated, its replicas mirrored
+  std::string fold_reason;                  // why it folded or not (the --fold decision)
+  std::string collective_lowering = "step"; // --collective-lowering: step, coarse or auto
+  std::int64_t coarse_collectives = 0;      // ring collectives lowered as one transfer per link
 };
 
 /// How the plan was chosen: as written (objective "none") or by the plan search of

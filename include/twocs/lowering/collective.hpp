@@ -52,7 +52,8 @@ public:
   /// On a symmetric network the member's timeline is the one of the full ring. Other algorithms
   /// (spec.algorithm, chosen by the registry's CollectivePolicy) are lowered whole over the group
   /// instead, every folded member entering with `only_member`, which leaves after the last exit
-  /// of any member (docs/network.md, "Folding").
+  /// of any member (docs/network.md, "Folding"). A ring with spec.shape.coarse is lowered coarse
+  /// (collective_lowering.hpp): one transfer per ring link, every member leaving when all are done.
   CollectiveInstance(TaskSink& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
                      std::int32_t instance_id, std::optional<DeviceId> only_member = std::nullopt);
 
@@ -68,6 +69,8 @@ private:
   [[nodiscard]] std::size_t position_of(DeviceId device) const;
   [[nodiscard]] TaskId transfer(int step, std::size_t position) const;
   void lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point);
+  void lower_coarse(TaskSink& graph, const TaskTag& tag, Transfer message);
+  void lower_mirrored_coarse(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
   void lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
   void lower_mirrored_direct(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
   void lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag, Transfer message,
@@ -79,6 +82,7 @@ private:
   std::vector<TaskId> transfers_; // [step * senders + position]: from devices_[position] to its successor;
                                   // mirrored: [step * 2] the member's send, [step * 2 + 1] its receive
   bool mirrored_ = false;
+  bool coarse_ = false; // one transfer per ring link, then the ring's end (transfers_.back())
   std::vector<std::vector<TaskId>> schedule_entries_, schedule_exits_; // per position; non-ring algorithms
   std::size_t joined_ = 0;
 };

@@ -50,6 +50,8 @@ struct ScheduledMessage {
   units::Bytes bytes;
   std::int32_t step = 0; // the algorithm's step (for traces)
   std::vector<std::uint32_t> after;
+  /// Message latencies it stands for: 1, or a coarse ring's steps (collective_lowering.hpp).
+  std::int32_t latency_steps = 1;
 };
 
 struct CollectiveSchedule {
@@ -71,6 +73,9 @@ struct ScheduleShape {
   /// In-network reduction: wire bytes per payload byte beyond the ideal (1 / efficiency; NCCL's
   /// tuner uses an NVLS efficiency of 0.85 on Hopper and 0.74 on Blackwell, src/graph/tuning.cc).
   double in_network_efficiency = 1.0;
+  /// Rings (reduce-scatter, all-gather, all-reduce) as one message per ring link and channel
+  /// carrying the whole step sequence's bytes (collective_lowering.hpp); other algorithms ignore it.
+  bool coarse = false;
 };
 
 /// Builds `algorithm` for `kind` over `shape.ranks` ranks moving `size` (nccl-tests' S). Falls

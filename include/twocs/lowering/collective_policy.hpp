@@ -12,6 +12,7 @@
 
 #include <twocs/lowering/collective_algorithm.hpp>
 #include <twocs/lowering/collective_algorithm_choice.hpp>
+#include <twocs/lowering/collective_lowering.hpp>
 #include <twocs/lowering/task_sink.hpp>
 
 namespace twocs::lowering {
@@ -40,6 +41,8 @@ struct CollectivePolicy {
   /// per collective instead of the mirrored ring's 4 n: minutes instead of a second at 256
   /// nodes), and it is not node-aware yet (docs/network.md, section 7). Named, it runs.
   bool automatic_tree = false;
+  /// Rings step by step, coarse (one transfer per link) or coarse where large (collective_lowering.hpp).
+  CollectiveLowering lowering = CollectiveLowering::step;
 
   [[nodiscard]] static constexpr std::array<Algorithm, model::comm_group_count> default_algorithms() {
     std::array<Algorithm, model::comm_group_count> a{};
@@ -63,12 +66,13 @@ struct CollectivePolicy {
 
 struct CollectiveChoice {
   Algorithm algorithm = Algorithm::ring; // never `automatic`
-  ScheduleShape shape{};
+  ScheduleShape shape{};                 // shape.coarse: the ring is lowered coarse (policy.lowering)
 };
 
 /// The algorithm and shape of a collective of `kind` and `size` (nccl-tests' S) over `devices`
 /// of group `group`: the policy's algorithm for the group, `automatic` resolved by
-/// choose_algorithm. Point-to-point messages and groups of two or fewer are rings.
+/// choose_algorithm. Point-to-point messages and groups of two or fewer are rings. A ring is
+/// marked coarse where policy.lowering asks (lowers_coarse), with or without a network.
 [[nodiscard]] CollectiveChoice choose_collective(const CollectivePolicy& policy, model::CommGroup group,
                                                  CollectiveKind kind, units::Bytes size,
                                                  std::span<const DeviceId> devices);

@@ -45,6 +45,9 @@ struct Transfer {
   std::int32_t step = -1;       // step of the collective's algorithm
   model::CommGroup group = model::CommGroup::tensor;
   Algorithm algorithm = Algorithm::ring; // of the collective (send-recv: ring), for the summary and traces
+  /// Message latencies the transfer pays: 1, or a coarse ring's steps, the engine waiting
+  /// (latency_steps - 1) route latencies before the bytes move (collective_lowering.hpp).
+  std::uint16_t latency_steps = 1;
 };
 
 class TaskSink {

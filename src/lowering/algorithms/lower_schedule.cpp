@@ -16,6 +16,8 @@ LoweredSchedule add_schedule(TaskSink& sink, const CollectiveSchedule& schedule,
     prototype.peer = devices[static_cast<std::size_t>(m.dst)];
     prototype.bytes = m.bytes;
     prototype.step = m.step;
+    assert(m.latency_steps >= 1 && m.latency_steps <= 0xFFFF);
+    prototype.latency_steps = static_cast<std::uint16_t>(m.latency_steps);
     const TaskId id = sink.add_transfer(devices[static_cast<std::size_t>(m.src)], tag, prototype);
     for (std::uint32_t a : m.after) sink.add_dependency(out.tasks[a], id);
     if (m.after.empty()) {

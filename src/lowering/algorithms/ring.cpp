@@ -3,7 +3,8 @@
 // step every rank sends one piece to its successor. With c channels the buffer is split over c
 // rings that run at once; with k chunks each piece moves in k slices, a slice forwarded as soon
 // as it arrives (NCCL's pipelined ring steps). Broadcast is a chain from rank 0 (NCCL's ring
-// broadcast), where slicing turns (n - 1) S / B into about S / B for large S.
+// broadcast), where slicing turns (n - 1) S / B into about S / B for large S. With shape.coarse a
+// reduction or gather ring is one message per link and channel (collective_lowering.hpp).
 #include <cassert>
 
 #include "schedule_builder.hpp"
@@ -56,6 +57,21 @@ void add_ring_channel(CollectiveSchedule& s, CollectiveKind kind, units::Bytes p
       }
 }
 
+/// The coarse form of a channel's ring (collective_lowering.hpp): one message per ring link
+/// carrying the bytes its steps x slices would, all at once, standing for their latencies.
+void add_coarse_ring_channel(CollectiveSchedule& s, CollectiveKind kind, units::Bytes piece, const ScheduleShape& shape,
+                             int channel) {
+  const std::int32_t n = shape.ranks;
+  const int sends = ring_steps(kind, n) * shape.chunks; // per rank and channel, step by step
+  const auto order = ring_order(shape, channel);
+  for (std::int32_t p = 0; p < n; ++p) {
+    const std::uint32_t id =
+        add_message(s, order[static_cast<std::size_t>(p)], order[static_cast<std::size_t>((p + 1) % n)],
+                    piece * static_cast<double>(sends), ring_steps(kind, n) - 1, {});
+    s.messages[id].latency_steps = sends;
+  }
+}
+
 /// A chain of `hops` + 1 ranks in `order`, `k_count` slices pipelined along it.
 void add_chain(CollectiveSchedule& s, const std::vector<std::int32_t>& order, units::Bytes slice, int k_count) {
   const auto hops = static_cast<std::int32_t>(order.size()) - 1;
@@ -91,7 +107,13 @@ CollectiveSchedule ring_schedule(CollectiveKind kind, units::Bytes size, const S
   }
   assert(kind != CollectiveKind::all_to_all);
   const units::Bytes piece = size / (static_cast<double>(n) * slices);
-  for (int c = 0; c < shape.channels; ++c) add_ring_channel(s, kind, piece, shape, c);
+  for (int c = 0; c < shape.channels; ++c) {
+    // Transfer::latency_steps holds 16 bits: longer rings stay step by step.
+    if (shape.coarse && n > 2 && ring_steps(kind, n) * shape.chunks <= 0xFFFF)
+      add_coarse_ring_channel(s, kind, piece, shape, c);
+    else
+      add_ring_channel(s, kind, piece, shape, c);
+  }
   return s;
 }
 
