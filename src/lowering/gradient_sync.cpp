@@ -17,41 +17,60 @@ model::Collective gradient_collective(const model::TrainingPlan& plan) {
 
 } // namespace
 
-GradientSync::GradientSync(TaskSink& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group)
+std::vector<DeviceId> expert_data_group(const std::vector<DeviceId>& data_group, DeviceId device, std::int64_t expert) {
+  std::size_t own = 0;
+  while (own < data_group.size() && data_group[own] != device) ++own;
+  const auto step = static_cast<std::size_t>(expert);
+  std::vector<DeviceId> members;
+  for (std::size_t i = own % step; i < data_group.size(); i += step) members.push_back(data_group[i]);
+  return members;
+}
+
+GradientSync::GradientSync(TaskSink& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group,
+                           DeviceId device)
     // DeepSpeed's pipeline engine reduces gradients only after the last micro-batch (ReduceGrads at
     // the last step of TrainSchedule, deepspeed/runtime/pipe/schedule.py).
-    : data_group_(std::move(data_group)),
+    : dense_{data_group, {}}, experts_{expert_data_group(data_group, device, plan.parallelism.expert), {}},
       overlap_(plan.overlap.dp_grad_reduce && plan.framework != model::Framework::megatron_deepspeed),
       bucket_capacity_(plan.overlap.bucket_size), element_size_(plan.grad_reduce_element_size()),
       kind_(gradient_collective(plan)),
       label_(graph.intern_label(kind_ == model::Collective::all_reduce ? "grad.all_reduce" : "grad.reduce_scatter")) {}
 
-void GradientSync::reduce(DeviceProgram& program, units::Bytes size) {
-  if (size.value() <= 0) return;
+void GradientSync::reduce(DeviceProgram& program, const std::vector<DeviceId>& group, units::Bytes size) {
+  // A group of one (every replica holds other experts) has nothing to reduce.
+  if (size.value() <= 0 || group.size() < 2) return;
   CollectiveSpec spec;
   spec.kind = kind_;
   spec.group = model::CommGroup::data;
   spec.pass = model::Pass::backward;
   spec.size = size;
   spec.label = label_;
-  program.collective(spec, data_group_, CollectiveWait{0, true});
+  program.collective(spec, group, CollectiveWait{0, true});
 }
 
-void GradientSync::on_gradients_ready(DeviceProgram& program, std::int64_t parameters) {
-  open_bucket_ += units::Bytes(static_cast<double>(parameters) * element_size_);
-  if (open_bucket_ >= bucket_capacity_) {
-    reduce(program, open_bucket_);
-    open_bucket_ = units::Bytes(0);
+void GradientSync::add(DeviceProgram& program, Bucket& bucket, std::int64_t parameters) {
+  bucket.open += units::Bytes(static_cast<double>(parameters) * element_size_);
+  if (bucket.open >= bucket_capacity_) {
+    reduce(program, bucket.group, bucket.open);
+    bucket.open = units::Bytes(0);
   }
 }
 
-void GradientSync::flush(DeviceProgram& program) {
-  reduce(program, open_bucket_);
-  open_bucket_ = units::Bytes(0);
+void GradientSync::on_gradients_ready(DeviceProgram& program, std::int64_t parameters, bool experts) {
+  add(program, experts ? experts_ : dense_, parameters);
 }
 
-void GradientSync::reduce_all(DeviceProgram& program, std::int64_t parameters) {
-  reduce(program, units::Bytes(static_cast<double>(parameters) * element_size_));
+void GradientSync::flush(DeviceProgram& program) {
+  for (Bucket* bucket : {&dense_, &experts_}) {
+    reduce(program, bucket->group, bucket->open);
+    bucket->open = units::Bytes(0);
+  }
+}
+
+void GradientSync::reduce_all(DeviceProgram& program, std::int64_t parameters, std::int64_t expert_parameters) {
+  const auto bytes = [&](std::int64_t n) { return units::Bytes(static_cast<double>(n) * element_size_); };
+  reduce(program, dense_.group, bytes(parameters - expert_parameters));
+  reduce(program, experts_.group, bytes(expert_parameters));
 }
 
 } // namespace twocs::lowering::detail

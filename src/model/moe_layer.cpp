@@ -144,6 +144,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d));
   ComputeOp fc2w = grouped_gemm("moe.experts.fc2.wgrad", bwd, shape.linear_dtype(), {f, m.hidden, d.expert_rows, E}, d);
   fc2w.grad_params = E * f * m.hidden;
+  fc2w.expert_grads = true;
   steps.push_back(std::move(fc2w));
   const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
   if (m.ffn_kind == FfnKind::swiglu)
@@ -157,6 +158,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   ComputeOp fc1w =
       grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.linear_dtype(), {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
   fc1w.grad_params = E * m.hidden * d.fc1_columns;
+  fc1w.expert_grads = true;
   steps.push_back(std::move(fc1w));
   add_all_to_all(steps, shape, d, "moe.dispatch.bwd.all_to_all", bwd);
   steps.push_back(memory_bound("moe.permute.bwd", OpKind::elementwise, bwd, shape.dtype, d.routed * as_double(m.hidden),

@@ -6,6 +6,8 @@
 #include <twocs/cost/roofline.hpp>
 #include <twocs/engine/simulate.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/model/memory.hpp>
+#include <twocs/model/parameters.hpp>
 #include <twocs/platform/topology.hpp>
 
 #include "support/scenarios.hpp"
@@ -89,4 +91,51 @@ TEST_CASE("folding replicas keeps the direct all-to-all exact: the simulated mem
   const auto expert = analysis::index(model::CommGroup::expert);
   CHECK(folded.summary.comm_busy_by_group[expert].value() ==
         doctest::Approx(full.summary.comm_busy_by_group[expert].value()).epsilon(1e-9));
+}
+
+namespace {
+
+/// Bytes device 0 sends for the data-parallel gradient reduction ("grad." transfers).
+double gradient_bytes_sent(const Run& run) {
+  double bytes = 0;
+  for (lowering::TaskId id = 0; id < run.graph.size(); ++id) {
+    const auto& task = run.graph.task(id);
+    if (task.is_transfer() && task.device == 0 && run.graph.label(task.label).rfind("grad.", 0) == 0)
+      bytes += run.graph.transfer(id).bytes.value();
+  }
+  return bytes;
+}
+
+} // namespace
+
+TEST_CASE("expert gradients are reduced over the expert-data-parallel group of d / ep ranks (Megatron-Core)") {
+  const auto m = small_moe(1.0);
+  // bf16 gradients reduced in fp32 (4 bytes) with a ring all-reduce: each rank sends 2 (n - 1) / n
+  // of the bytes. The dense parameters span the 4 replicas, the experts d / ep of them.
+  const auto sent = [&](std::int64_t ep) {
+    auto plan = testing::plan_of(1, 1, 4, 2);
+    plan.parallelism.expert = ep;
+    return gradient_bytes_sent(simulate(m, plan));
+  };
+  const auto ring = [](double bytes, double n) { return n > 1 ? 2 * (n - 1) / n * bytes : 0.0; };
+  for (const std::int64_t ep : {1, 2, 4}) {
+    INFO("ep = " << ep);
+    const auto counts = model::count_parameters(m, 1, ep);
+    const double experts = 2.0 * static_cast<double>(counts.expert_per_layer);
+    const double dense = static_cast<double>(counts.total(2)) - experts;
+    CHECK(sent(ep) == doctest::Approx(ring(4 * dense, 4) + ring(4 * experts, 4.0 / static_cast<double>(ep))));
+  }
+}
+
+TEST_CASE("the distributed optimizer shards expert state over d / ep ranks, the rest over d") {
+  const auto m = small_moe(1.0);
+  auto plan = testing::plan_of(1, 1, 4, 2);
+  plan.optimizer.sharding = model::OptimizerSharding::optimizer;
+  plan.parallelism.expert = 4;
+  const auto counts = model::count_parameters(m, 1, 4);
+  const double experts = 2.0 * static_cast<double>(counts.expert_per_layer);
+  const double dense = static_cast<double>(counts.total(2)) - experts;
+  // Adam's fp32 master weights, momentum and variance: 12 bytes per parameter (ZeRO, section 3.1).
+  const auto memory = model::estimate_memory(m, plan);
+  CHECK(memory.stages[0].breakdown.optimizer_state.value() == doctest::Approx(12 * (dense / 4 + experts / 1)));
 }
