@@ -1,6 +1,7 @@
 #include "op_builders.hpp"
 
 #include "layer_dims.hpp"
+#include "memory_bound_costs.hpp"
 
 #include <utility>
 
@@ -56,6 +57,22 @@ ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, do
   op.flops = units::Flops(elements * flops_per_element);
   op.bytes = units::Bytes(elements * bytes_per_element);
   return op;
+}
+
+ComputeOp ffn_activation_forward(const std::string& prefix, FfnKind kind, Pass pass, Dtype dtype, double elements) {
+  if (kind == FfnKind::swiglu)
+    return memory_bound(prefix + ".swiglu", OpKind::elementwise, pass, dtype, elements,
+                        kernel_bytes::swiglu_forward(dtype), kernel_flops::swiglu);
+  return memory_bound(prefix + ".gelu", OpKind::elementwise, pass, dtype, elements, kernel_bytes::gelu_forward(dtype),
+                      kernel_flops::gelu);
+}
+
+ComputeOp ffn_activation_backward(const std::string& prefix, FfnKind kind, Dtype dtype, double elements) {
+  if (kind == FfnKind::swiglu)
+    return memory_bound(prefix + ".swiglu.bwd", OpKind::elementwise, Pass::backward, dtype, elements,
+                        kernel_bytes::swiglu_backward(dtype), kernel_flops::swiglu_backward);
+  return memory_bound(prefix + ".gelu.bwd", OpKind::elementwise, Pass::backward, dtype, elements,
+                      kernel_bytes::gelu_backward(dtype), kernel_flops::gelu_backward);
 }
 
 ComputeOp fp8_cast(std::string name, Pass pass, double elements) {

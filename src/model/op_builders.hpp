@@ -25,6 +25,11 @@ ComputeOp batched_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
 ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, double elements, double bytes_per_element,
                        double flops_per_element);
 
+/// The FFN's activation over `elements` values of the FFN width: SwiGLU (gate x up, named
+/// `prefix`.swiglu) or GeLU (`prefix`.gelu), forward; with `.bwd` and the backward's costs.
+ComputeOp ffn_activation_forward(const std::string& prefix, FfnKind kind, Pass pass, Dtype dtype, double elements);
+ComputeOp ffn_activation_backward(const std::string& prefix, FfnKind kind, Dtype dtype, double elements);
+
 /// Transformer Engine's cast of `elements` BF16 values to FP8 with the amax of the tensor
 /// (cast_transpose / quantize kernels): read 2 bytes, write 1 per element; the amax reduction
 /// is fused into it (transformer_engine/common/transpose/cast_transpose.cu).

@@ -60,12 +60,7 @@ void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pa
   steps.push_back(
       with_pass(detail::linear_forward("mlp.fc1", shape.linear_dtype(), d.tokens, m.hidden, d.ffn_in_local)));
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
-  if (m.ffn_kind == FfnKind::swiglu)
-    steps.push_back(memory_bound("mlp.swiglu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
-                                 kernel_bytes::swiglu_forward(shape.dtype), kernel_flops::swiglu));
-  else
-    steps.push_back(memory_bound("mlp.gelu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
-                                 kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
+  steps.push_back(detail::ffn_activation_forward("mlp", m.ffn_kind, pass, shape.dtype, ffn_elements));
   if (shape.fp8_linear) steps.push_back(detail::fp8_cast("mlp.fc2.fp8_cast", pass, ffn_elements));
   steps.push_back(
       with_pass(detail::linear_forward("mlp.fc2", shape.linear_dtype(), d.tokens, d.ffn_out_local, m.hidden)));

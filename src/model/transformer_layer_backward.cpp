@@ -82,12 +82,7 @@ void detail::add_dense_ffn_backward(StepSequence& steps, const LayerShape& shape
   const LayerDims d = detail::dims_of(shape);
   add_row_parallel_backward(steps, shape, d, "mlp.fc2", d.ffn_out_local, m.hidden);
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
-  if (m.ffn_kind == FfnKind::swiglu)
-    steps.push_back(memory_bound("mlp.swiglu.bwd", OpKind::elementwise, Pass::backward, shape.dtype, ffn_elements,
-                                 kernel_bytes::swiglu_backward(shape.dtype), kernel_flops::swiglu_backward));
-  else
-    steps.push_back(memory_bound("mlp.gelu.bwd", OpKind::elementwise, Pass::backward, shape.dtype, ffn_elements,
-                                 kernel_bytes::gelu_backward(shape.dtype), kernel_flops::gelu_backward));
+  steps.push_back(detail::ffn_activation_backward("mlp", m.ffn_kind, shape.dtype, ffn_elements));
   add_column_parallel_backward(steps, shape, d, "mlp.fc1", m.hidden, d.ffn_in_local, d.ffn_in_local);
 }
 

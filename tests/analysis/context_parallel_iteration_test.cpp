@@ -5,14 +5,9 @@
 
 #include <algorithm>
 
-#include <twocs/analysis/summarize.hpp>
-#include <twocs/cost/roofline.hpp>
-#include <twocs/engine/simulate.hpp>
-#include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/lowering/rank_layout.hpp>
-#include <twocs/model/validate.hpp>
-#include <twocs/platform/topology.hpp>
 
+#include "support/iteration_run.hpp"
 #include "support/scenarios.hpp"
 
 using namespace twocs;
@@ -33,21 +28,10 @@ model::TrainingPlan context_plan(model::ContextComm comm, std::int64_t cp = 2, s
   return plan;
 }
 
-struct Run {
-  lowering::TaskGraph graph;
-  analysis::Summary summary;
-};
+using Run = testing::IterationRun;
 
 Run simulate(const model::TransformerConfig& m, const model::TrainingPlan& plan, bool fold = false) {
-  model::validate(m, plan);
-  const auto cluster = testing::cluster_of(1, 8);
-  const cost::RooflineCostModel cost(cluster.device);
-  lowering::LoweringOptions options;
-  options.fold_replicas = fold;
-  Run run{lowering::lower_iteration(m, plan, cost, options), {}};
-  const auto timeline = engine::simulate(run.graph, platform::build_topology(cluster, plan.world_size()));
-  run.summary = analysis::summarize(run.graph, timeline, m, plan, cluster);
-  return run;
+  return testing::simulate_iteration(m, plan, 8, fold);
 }
 
 /// Bytes device 0 sends on `group` over the iteration.

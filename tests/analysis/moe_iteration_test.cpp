@@ -2,14 +2,10 @@
 // communication kind, and a skewed router slows the iteration by the busiest rank's extra work.
 #include <doctest/doctest.h>
 
-#include <twocs/analysis/summarize.hpp>
-#include <twocs/cost/roofline.hpp>
-#include <twocs/engine/simulate.hpp>
-#include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/model/memory.hpp>
 #include <twocs/model/parameters.hpp>
-#include <twocs/platform/topology.hpp>
 
+#include "support/iteration_run.hpp"
 #include "support/scenarios.hpp"
 
 using namespace twocs;
@@ -23,20 +19,10 @@ model::TransformerConfig small_moe(double imbalance) {
   return m;
 }
 
-struct Run {
-  lowering::TaskGraph graph;
-  analysis::Summary summary;
-};
+using Run = testing::IterationRun;
 
 Run simulate(const model::TransformerConfig& m, const model::TrainingPlan& plan, bool fold = false) {
-  const auto cluster = testing::cluster_of(1, 4);
-  const cost::RooflineCostModel cost(cluster.device);
-  lowering::LoweringOptions options;
-  options.fold_replicas = fold;
-  Run run{lowering::lower_iteration(m, plan, cost, options), {}};
-  const auto timeline = engine::simulate(run.graph, platform::build_topology(cluster, plan.world_size()));
-  run.summary = analysis::summarize(run.graph, timeline, m, plan, cluster);
-  return run;
+  return testing::simulate_iteration(m, plan, 4, fold);
 }
 
 model::TrainingPlan expert_plan() {
