@@ -114,7 +114,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d));
   const double act = as_double(d.expert_rows) * as_double(moe.expert_ffn_hidden) * as_double(d.local_experts);
-  steps.push_back(ffn_activation_forward("moe.experts", m.ffn_kind, pass, shape.dtype, act));
+  steps.push_back(ffn_activation_forward("moe.experts", m.ffn_kind, shape.kernels, pass, shape.dtype, act));
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d));
   add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass);
@@ -142,7 +142,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   fc2w.expert_grads = true;
   steps.push_back(std::move(fc2w));
   const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
-  steps.push_back(ffn_activation_backward("moe.experts", m.ffn_kind, shape.dtype, act));
+  steps.push_back(ffn_activation_backward("moe.experts", m.ffn_kind, shape.kernels, shape.dtype, act));
   steps.push_back(
       grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, m.hidden, d.fc1_columns, E}, d));
   ComputeOp fc1w =
