@@ -74,10 +74,11 @@ TEST_CASE("folding the Llama 3 405B plan across pods of a 1:7 aggregation layer 
 
 TEST_CASE("model TFLOP/s per GPU converts with Megatron's model FLOPs, and a published peak memory is compared") {
   TempDir dir("validate-tflops");
-  const std::string workload =
+  REQUIRE(twocs::test::contains(
       dir.write("w.yaml", R"(model: {name: tiny, layers: 2, hidden: 1024, heads: 16, vocab: 51200, seq_len: 1024}
 training: {global_batch: 8, micro_batch: 2, dtype: bf16, parallelism: {tensor: 2, pipeline: 1, data: 2}}
-)");
+)"),
+      "w.yaml"));
   const std::string suite =
       dir.write("suite.yaml", "runs:\n  - name: tiny\n    citation: \"made up\"\n    workload: w.yaml\n    platform: " +
                                   twocs::test::source_file("platforms/dgx-a100-80gb.yaml") +
@@ -101,8 +102,9 @@ training: {global_batch: 8, micro_batch: 2, dtype: bf16, parallelism: {tensor: 2
 
 TEST_CASE("a validation row gives exactly one measured time, and fold is auto, on or off") {
   TempDir dir("validate-bad-modern");
-  const std::string workload = dir.write("w.yaml", "model: {layers: 2, hidden: 1024, heads: 16, vocab: 51200, "
-                                                   "seq_len: 1024}\ntraining: {global_batch: 8}\n");
+  REQUIRE(twocs::test::contains(dir.write("w.yaml", "model: {layers: 2, hidden: 1024, heads: 16, vocab: 51200, "
+                                                    "seq_len: 1024}\ntraining: {global_batch: 8}\n"),
+                                "w.yaml"));
   const auto suite_with = [&](const std::string& extra) {
     return dir.write("suite.yaml", "runs:\n  - name: tiny\n    citation: x\n    workload: w.yaml\n    platform: " +
                                        twocs::test::source_file("platforms/dgx-a100-80gb.yaml") + "\n" + extra);
