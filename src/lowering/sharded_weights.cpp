@@ -38,7 +38,13 @@ void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position,
 void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t parameters,
                                     std::int64_t expert_parameters) const {
   const auto& plan = context_.plan;
-  if (plan.optimizer.sharding == model::OptimizerSharding::none) return;
+  // ZeRO-3 and FSDP keep the updated weights sharded: the next forward gathers each layer before
+  // it runs (gather_layer), so nothing is gathered after the step (PyTorch FSDP2 fully_shard:
+  // FSDPParamGroup.pre_forward unshards; DeepSpeed ZeRO-3 gathers partitioned parameters in
+  // its pre-forward hooks).
+  if (plan.optimizer.sharding == model::OptimizerSharding::none ||
+      plan.optimizer.sharding == model::OptimizerSharding::full)
+    return;
   const auto data = context_.layout.group(device.device(), model::CommGroup::data);
   // Dense weights over the data-parallel group, the routed experts' over the ranks holding them.
   const auto gather = [&](std::int64_t count, const std::vector<DeviceId>& group) {
