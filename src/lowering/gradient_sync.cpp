@@ -17,20 +17,24 @@ model::Collective gradient_collective(const model::TrainingPlan& plan) {
 
 } // namespace
 
-std::vector<DeviceId> expert_data_group(const std::vector<DeviceId>& data_group, DeviceId device, std::int64_t expert) {
+std::vector<DeviceId> expert_data_group(const RankLayout& layout, DeviceId device, std::int64_t expert) {
+  const auto data = layout.group(device, model::CommGroup::data);
   std::size_t own = 0;
-  while (own < data_group.size() && data_group[own] != device) ++own;
+  while (own < data.size() && data[own] != device) ++own;
   const auto step = static_cast<std::size_t>(expert);
   std::vector<DeviceId> members;
-  for (std::size_t i = own % step; i < data_group.size(); i += step) members.push_back(data_group[i]);
+  for (const DeviceId peer : layout.group(device, model::CommGroup::tensor)) {
+    const auto peer_data = layout.group(peer, model::CommGroup::data); // same data x context order
+    for (std::size_t i = own % step; i < peer_data.size(); i += step) members.push_back(peer_data[i]);
+  }
   return members;
 }
 
 GradientSync::GradientSync(TaskSink& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group,
-                           DeviceId device)
+                           std::vector<DeviceId> expert_data_group)
     // DeepSpeed's pipeline engine reduces gradients only after the last micro-batch (ReduceGrads at
     // the last step of TrainSchedule, deepspeed/runtime/pipe/schedule.py).
-    : dense_{data_group, {}}, experts_{expert_data_group(data_group, device, plan.parallelism.expert), {}},
+    : dense_{std::move(data_group), {}}, experts_{std::move(expert_data_group), {}},
       overlap_(plan.overlap.dp_grad_reduce && plan.framework != model::Framework::megatron_deepspeed),
       bucket_capacity_(plan.overlap.bucket_size), element_size_(plan.grad_reduce_element_size()),
       kind_(gradient_collective(plan)),

@@ -13,19 +13,22 @@
 #include <vector>
 
 #include <twocs/lowering/device_program.hpp>
+#include <twocs/lowering/rank_layout.hpp>
 #include <twocs/model/training_plan.hpp>
 
 namespace twocs::lowering::detail {
 
-/// Of the data-parallel group (flattened data x context order), the ranks that hold the same
-/// experts as `device`: every ep-th member, as Megatron-Core carves expert-parallel groups of ep
-/// adjacent ranks (rank_layout.cpp).
-[[nodiscard]] std::vector<DeviceId> expert_data_group(const std::vector<DeviceId>& data_group, DeviceId device,
-                                                      std::int64_t expert);
+/// The ranks that hold the same experts as `device` (its expert-data-parallel group, t d cp / ep
+/// ranks): every rank of its tensor-parallel group, since experts are not tensor-split and each
+/// tensor-parallel rank routes its own tokens through them (expert-tensor-parallel size 1), and
+/// of each one's data x context group every ep-th member, as expert-parallel groups are ep
+/// adjacent ranks there (rank_layout.cpp).
+[[nodiscard]] std::vector<DeviceId> expert_data_group(const RankLayout& layout, DeviceId device, std::int64_t expert);
 
 class GradientSync {
 public:
-  GradientSync(TaskSink& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group, DeviceId device);
+  GradientSync(TaskSink& graph, const model::TrainingPlan& plan, std::vector<DeviceId> data_group,
+               std::vector<DeviceId> expert_data_group);
 
   /// A kernel of the gradient-producing backward finalised the gradients of `parameters`
   /// parameters (`experts`: routed experts' weights).

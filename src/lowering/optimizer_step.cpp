@@ -37,11 +37,13 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
   synchronise_embedding(context_, device);
   host_time(device, plan.host.iteration_overhead, context_.labels.host_iteration, -1);
   const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
-  // Expert state is sharded over the d cp / ep ranks holding the same experts (Megatron-Core).
+  // Expert state is sharded over the t d cp / ep ranks holding the same experts (Megatron-Core's
+  // expert-data-parallel group with expert-tensor-parallel size 1).
   const std::int64_t replicas = plan.parallelism.data * plan.parallelism.context;
-  const std::int64_t updated = sharded ? units::ceil_div(parameters - experts, replicas) +
-                                             units::ceil_div(experts, replicas / plan.parallelism.expert)
-                                       : parameters;
+  const std::int64_t expert_replicas = plan.parallelism.tensor * replicas / plan.parallelism.expert;
+  const std::int64_t updated =
+      sharded ? units::ceil_div(parameters - experts, replicas) + units::ceil_div(experts, expert_replicas)
+              : parameters;
   const auto steps =
       prepare(context_.sink, model::optimizer_steps(updated, plan.optimizer.kind, plan.dtype), context_.cost);
   for (const auto& step : steps) {

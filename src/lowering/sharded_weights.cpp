@@ -59,7 +59,7 @@ void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t paramet
     device.program.collective(spec, group, {});
   };
   gather(parameters - expert_parameters, data);
-  gather(expert_parameters, expert_data_group(data, device.device(), plan.parallelism.expert));
+  gather(expert_parameters, expert_data_group(context_.layout, device.device(), plan.parallelism.expert));
 }
 
 } // namespace twocs::lowering::detail

@@ -154,12 +154,13 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
   MemoryReport report;
   for (std::int64_t stage = 0; stage < par.pipeline; ++stage) {
     const StageContents c = contents_of(stage, chunks, counts, model, par.tensor);
-    // Sharded state of the routed experts spans the expert-data-parallel group of d / ep ranks
+    // Sharded state of the routed experts spans the expert-data-parallel group of t d / ep ranks
     // (Megatron-Core's distributed optimizer shards expert parameters over
-    // expert_data_parallel_group); the rest spans d. `shards(x)` counts parameters per rank.
+    // expert_data_parallel_group; experts are whole on every tensor-parallel rank); the rest
+    // spans d. `shards(x)` counts parameters per rank.
     const double experts = as_double(c.expert_parameters);
     const double dense = as_double(c.parameters) - experts;
-    const double expert_d = d / as_double(par.expert);
+    const double expert_d = d * as_double(par.tensor) / as_double(par.expert);
     const auto shards = [&](bool sharded) { return sharded ? dense / d + experts / expert_d : dense + experts; };
     MemoryBreakdown b;
     // ZeRO: stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the weights.
