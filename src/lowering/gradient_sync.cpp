@@ -18,15 +18,13 @@ model::Collective gradient_collective(const model::TrainingPlan& plan) {
 } // namespace
 
 std::vector<DeviceId> expert_data_group(const RankLayout& layout, DeviceId device, std::int64_t expert) {
-  const auto data = layout.group(device, model::CommGroup::data);
-  std::size_t own = 0;
-  while (own < data.size() && data[own] != device) ++own;
-  const auto step = static_cast<std::size_t>(expert);
+  // The stage's ranks are contiguous (rank_layout.hpp); expert groups are blocks of ep of them.
+  const auto stage = layout.coordinates(device).pipeline;
+  const DeviceId first = layout.rank({0, 0, stage, 0});
+  const auto per_stage = static_cast<DeviceId>(layout.ranks_per_stage());
+  const auto ep = static_cast<DeviceId>(expert);
   std::vector<DeviceId> members;
-  for (const DeviceId peer : layout.group(device, model::CommGroup::tensor)) {
-    const auto peer_data = layout.group(peer, model::CommGroup::data); // same data x context order
-    for (std::size_t i = own % step; i < peer_data.size(); i += step) members.push_back(peer_data[i]);
-  }
+  for (DeviceId r = first + (device - first) % ep; r < first + per_stage; r += ep) members.push_back(r);
   return members;
 }
 

@@ -19,10 +19,9 @@
 namespace twocs::lowering::detail {
 
 /// The ranks that hold the same experts as `device` (its expert-data-parallel group, t d cp / ep
-/// ranks): every rank of its tensor-parallel group, since experts are not tensor-split and each
-/// tensor-parallel rank routes its own tokens through them (expert-tensor-parallel size 1), and
-/// of each one's data x context group every ep-th member, as expert-parallel groups are ep
-/// adjacent ranks there (rank_layout.cpp).
+/// ranks): of its pipeline stage's ranks every ep-th one, as expert-parallel groups are blocks
+/// of ep adjacent ranks (rank_layout.cpp; Megatron-Core's expert mesh with expert-tensor-parallel
+/// size 1).
 [[nodiscard]] std::vector<DeviceId> expert_data_group(const RankLayout& layout, DeviceId device, std::int64_t expert);
 
 class GradientSync {

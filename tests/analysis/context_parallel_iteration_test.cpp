@@ -77,9 +77,13 @@ TEST_CASE("Megatron-Core rank order tp-cp-dp-pp; the data group spans data x con
   CHECK(layout.group(0, model::CommGroup::context) == std::vector<lowering::DeviceId>{0, 2});
   CHECK(layout.group(0, model::CommGroup::data) == std::vector<lowering::DeviceId>{0, 2, 4, 6});
   CHECK(layout.group(9, model::CommGroup::tensor) == std::vector<lowering::DeviceId>{8, 9});
-  // Expert groups: adjacent ranks of the flattened data x context index.
+  // Expert groups: ep adjacent ranks of a pipeline stage (Megatron-Core's expert mesh, order
+  // tp-cp-ep-dp-pp with expert-tensor-parallel size 1), tensor-parallel ranks first.
   const lowering::RankLayout moe(1, 2, 1, 2, 2);
   CHECK(moe.group(2, model::CommGroup::expert) == std::vector<lowering::DeviceId>{2, 3});
+  const lowering::RankLayout tp_moe(2, 2, 2, 4, 1); // t 2, d 2, pp 2, ep 4: a stage is one group
+  CHECK(tp_moe.group(1, model::CommGroup::expert) == std::vector<lowering::DeviceId>{0, 1, 2, 3});
+  CHECK(tp_moe.group(6, model::CommGroup::expert) == std::vector<lowering::DeviceId>{4, 5, 6, 7});
 }
 
 TEST_CASE("gradients are reduced over data x context ranks") {
