@@ -48,8 +48,13 @@ struct ValidationRow {
   units::Bytes peak_memory; // iteration rows: predicted peak per device
   units::Bytes capacity;
   bool fits = true;
+  std::optional<units::Bytes> measured_peak_memory; // where the run's publication gives it
 
   [[nodiscard]] double error() const { return (predicted.value() - measured.value()) / measured.value(); }
+  /// Predicted over measured peak memory, minus 1; only with a measured peak.
+  [[nodiscard]] double memory_error() const {
+    return (peak_memory.value() - measured_peak_memory->value()) / measured_peak_memory->value();
+  }
 };
 
 /// Mean absolute and maximum absolute error of the rows of one kind.
@@ -60,6 +65,8 @@ struct ErrorStats {
 };
 
 [[nodiscard]] ErrorStats error_stats(const std::vector<ValidationRow>& rows, config::ValidationKind kind);
+/// The same over the peak-memory errors of the rows with a measured peak.
+[[nodiscard]] ErrorStats memory_error_stats(const std::vector<ValidationRow>& rows);
 
 /// Simulates one run of a validation file: one row for an iteration, two for a layer.
 [[nodiscard]] std::vector<ValidationRow> simulate_validation_run(const config::ValidationRun& run,

@@ -42,6 +42,10 @@ std::string validation_table(const std::vector<ValidationRow>& rows) {
     fmt::format_to(std::back_inserter(out), "{:<{}}  {:<{}}  {:>10}  {:>10}  {:>+6.1f}%", row.name, name_width,
                    row.plan, plan_width, units::to_string(row.measured), units::to_string(row.predicted),
                    100 * row.error());
+    if (row.measured_peak_memory)
+      fmt::format_to(std::back_inserter(out), "  memory {} measured, {} predicted ({:+.1f}%)",
+                     units::to_string(*row.measured_peak_memory), units::to_string(row.peak_memory),
+                     100 * row.memory_error());
     if (!row.fits)
       fmt::format_to(std::back_inserter(out), "  does not fit: {} of {}", units::to_string(row.peak_memory),
                      units::to_string(row.capacity));
@@ -49,6 +53,7 @@ std::string validation_table(const std::vector<ValidationRow>& rows) {
   }
   append_stats_line(out, "iteration time", error_stats(rows, ValidationKind::iteration));
   append_stats_line(out, "layer time", error_stats(rows, ValidationKind::layer));
+  append_stats_line(out, "peak memory", memory_error_stats(rows));
   return fmt::to_string(out);
 }
 
@@ -74,12 +79,21 @@ std::string validation_json(const std::vector<ValidationRow>& rows) {
                    ", \"folded\": {}, \"tasks\": {}, \"peak_memory_bytes\": ", row.folded ? "true" : "false",
                    row.tasks);
     fileio::append_json_number(out, row.peak_memory.value());
-    fmt::format_to(std::back_inserter(out), ", \"fits\": {}}}", row.fits ? "true" : "false");
+    fmt::format_to(std::back_inserter(out), ", \"fits\": {}", row.fits ? "true" : "false");
+    if (row.measured_peak_memory) {
+      fmt::format_to(std::back_inserter(out), ", \"measured_peak_memory_bytes\": ");
+      fileio::append_json_number(out, row.measured_peak_memory->value());
+      fmt::format_to(std::back_inserter(out), ", \"memory_error\": ");
+      fileio::append_json_number(out, row.memory_error());
+    }
+    fmt::format_to(std::back_inserter(out), "}}");
   }
   fmt::format_to(std::back_inserter(out), "\n  ],\n");
   append_json_stats(out, "iteration", error_stats(rows, ValidationKind::iteration));
   fmt::format_to(std::back_inserter(out), ",\n");
   append_json_stats(out, "layer", error_stats(rows, ValidationKind::layer));
+  fmt::format_to(std::back_inserter(out), ",\n");
+  append_json_stats(out, "memory", memory_error_stats(rows));
   fmt::format_to(std::back_inserter(out), "\n}}\n");
   return fmt::to_string(out);
 }

@@ -11,6 +11,7 @@
 #include <twocs/error.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/lowering/task_count.hpp>
+#include <twocs/model/megatron_flops.hpp>
 #include <twocs/platform/collective_context.hpp>
 #include <twocs/platform/topology.hpp>
 #include <twocs/units/format.hpp>
@@ -39,26 +40,45 @@ std::string plan_text(const model::TrainingPlan& plan) {
   const auto& p = plan.parallelism;
   std::string text = fmt::format("{} ({} x {} x {}", plan.world_size(), p.tensor, p.pipeline, p.data);
   if (p.virtual_stages > 1) text += fmt::format(", v = {}", p.virtual_stages);
+  if (p.context > 1) text += fmt::format(", cp = {}", p.context);
+  if (p.expert > 1) text += fmt::format(", ep = {}", p.expert);
   return text + ")";
 }
 
-/// The measured iteration time; a throughput converts with the plan: B s / (tokens/s/GPU x n).
+/// The measured iteration time. A throughput converts with the plan: B s / (tokens/s/GPU x n);
+/// model TFLOP/s with Megatron-LM's model FLOPs of the global batch: F(B) / (TFLOP/s x n).
 units::Seconds measured_iteration(const ValidationRun& run, const config::Scenario& scenario) {
   if (run.iteration_time) return *run.iteration_time;
   const auto& plan = scenario.workload.plan;
+  const double gpus = static_cast<double>(plan.world_size());
+  if (run.model_tflops_per_gpu) {
+    const units::Flops work = model::megatron_model_flops(scenario.workload.model, plan.global_batch);
+    return units::Seconds(work.value() / (*run.model_tflops_per_gpu * 1e12 * gpus));
+  }
   const double tokens = static_cast<double>(plan.global_batch * scenario.workload.model.seq_len);
-  return units::Seconds(tokens / (*run.tokens_per_second_per_gpu * static_cast<double>(plan.world_size())));
+  return units::Seconds(tokens / (*run.tokens_per_second_per_gpu * gpus));
 }
 
-lowering::LoweringOptions lowering_for(const ValidateOptions& options, const config::Scenario& scenario) {
+/// `--fold` on the command line wins over the run's own `fold:` unless it is auto.
+FoldMode fold_for(const ValidationRun& run, const ValidateOptions& options) {
+  if (options.fold != FoldMode::automatic) return options.fold;
+  switch (run.fold) {
+  case config::ValidationFold::on: return FoldMode::on;
+  case config::ValidationFold::off: return FoldMode::off;
+  default: return FoldMode::automatic;
+  }
+}
+
+lowering::LoweringOptions lowering_for(FoldMode fold, const ValidateOptions& options,
+                                       const config::Scenario& scenario) {
   const auto& plan = scenario.workload.plan;
   lowering::LoweringOptions lowering;
   // The same policies as `twocs run`: the collective algorithms of the platform, and auto never
   // folds where replicas share links (fold_policy.hpp).
   lowering.collectives = platform::collective_policy(scenario.cluster, plan.world_size());
   lowering.fold_replicas =
-      decide_fold(options.fold, scenario.cluster, plan,
-                  lowering::estimate_task_count(scenario.workload.model, plan, lowering), options.fold_above_tasks)
+      decide_fold(fold, scenario.cluster, plan, lowering::estimate_task_count(scenario.workload.model, plan, lowering),
+                  options.fold_above_tasks)
           .fold;
   return lowering;
 }
@@ -73,7 +93,8 @@ ValidationRow iteration_row(const ValidationRun& run, const ValidateOptions& opt
   row.peak_memory = memory.peak;
   row.capacity = memory.capacity;
   row.fits = memory.fits;
-  const auto lowering_options = lowering_for(options, scenario);
+  row.measured_peak_memory = run.peak_memory;
+  const auto lowering_options = lowering_for(fold_for(run, options), options, scenario);
   row.folded = lowering_options.fold_replicas;
   const std::uint64_t expected = lowering::estimate_task_count(model, plan, lowering_options);
   if (expected > options.max_tasks) {
@@ -118,18 +139,33 @@ std::vector<ValidationRow> simulate_validation_run(const ValidationRun& run, con
   return {iteration_row(run, options, log)};
 }
 
-ErrorStats error_stats(const std::vector<ValidationRow>& rows, config::ValidationKind kind) {
+namespace {
+
+ErrorStats stats_of(const std::vector<double>& errors) {
   ErrorStats stats;
-  double sum = 0;
-  for (const ValidationRow& row : rows) {
-    if (row.kind != kind) continue;
-    const double e = std::fabs(row.error());
-    sum += e;
-    stats.max_abs = std::max(stats.max_abs, e);
-    ++stats.rows;
+  for (const double e : errors) {
+    stats.mean_abs += std::fabs(e);
+    stats.max_abs = std::max(stats.max_abs, std::fabs(e));
   }
-  if (stats.rows > 0) stats.mean_abs = sum / static_cast<double>(stats.rows);
+  stats.rows = errors.size();
+  if (stats.rows > 0) stats.mean_abs /= static_cast<double>(stats.rows);
   return stats;
+}
+
+} // namespace
+
+ErrorStats error_stats(const std::vector<ValidationRow>& rows, config::ValidationKind kind) {
+  std::vector<double> errors;
+  for (const ValidationRow& row : rows)
+    if (row.kind == kind) errors.push_back(row.error());
+  return stats_of(errors);
+}
+
+ErrorStats memory_error_stats(const std::vector<ValidationRow>& rows) {
+  std::vector<double> errors;
+  for (const ValidationRow& row : rows)
+    if (row.measured_peak_memory) errors.push_back(row.memory_error());
+  return stats_of(errors);
 }
 
 } // namespace twocs::cli

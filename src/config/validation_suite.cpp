@@ -18,9 +18,12 @@ using detail::Field;
 using detail::MappingReader;
 
 constexpr std::array<std::string_view, 1> suite_keys = {"runs"};
-constexpr std::array<std::string_view, 7> run_keys = {"name",     "citation", "kind",    "workload",
-                                                      "platform", "set",      "measured"};
-constexpr std::array<std::string_view, 2> iteration_keys = {"iteration_time", "tokens_per_second_per_gpu"};
+constexpr std::array<std::string_view, 8> run_keys = {"name",     "citation", "kind",     "workload",
+                                                      "platform", "set",      "measured", "fold"};
+constexpr std::array<std::string_view, 4> iteration_keys = {"iteration_time", "tokens_per_second_per_gpu",
+                                                            "model_tflops_per_gpu", "peak_memory"};
+constexpr std::array<std::string_view, 3> fold_names = {"auto", "on", "off"};
+constexpr std::array fold_values = {ValidationFold::automatic, ValidationFold::on, ValidationFold::off};
 constexpr std::array<std::string_view, 2> layer_keys = {"forward", "backward"};
 constexpr std::array<std::string_view, 2> kind_names = {"iteration", "layer"};
 constexpr std::array kind_values = {ValidationKind::iteration, ValidationKind::layer};
@@ -37,20 +40,25 @@ std::vector<std::string> read_overrides(const Field& field) {
   return overrides;
 }
 
+double read_positive_rate(const Field& field, std::string_view example) {
+  const double rate = detail::read_real(field);
+  if (!(rate > 0)) detail::fail_at(field.where(), field.path, "the throughput must be positive", std::string(example));
+  return rate;
+}
+
 void read_iteration_measurement(const Field& field, ValidationRun& run) {
   const MappingReader m(field, iteration_keys);
   const auto time = m.optional("iteration_time");
   const auto tokens = m.optional("tokens_per_second_per_gpu");
-  if (time.has_value() == tokens.has_value())
-    detail::fail_at(field.where(), field.path, "give exactly one of iteration_time and tokens_per_second_per_gpu",
+  const auto tflops = m.optional("model_tflops_per_gpu");
+  if (int{time.has_value()} + int{tokens.has_value()} + int{tflops.has_value()} != 1)
+    detail::fail_at(field.where(), field.path,
+                    "give exactly one of iteration_time, tokens_per_second_per_gpu and model_tflops_per_gpu",
                     "e.g. measured: {iteration_time: 3.53s}");
   if (time) run.iteration_time = detail::read_duration(*time, "3.53s");
-  if (tokens) {
-    const double rate = detail::read_real(*tokens);
-    if (!(rate > 0))
-      detail::fail_at(tokens->where(), tokens->path, "the throughput must be positive", "e.g. 716 (tokens/s/GPU)");
-    run.tokens_per_second_per_gpu = rate;
-  }
+  if (tokens) run.tokens_per_second_per_gpu = read_positive_rate(*tokens, "e.g. 716 (tokens/s/GPU)");
+  if (tflops) run.model_tflops_per_gpu = read_positive_rate(*tflops, "e.g. 430 (model TFLOP/s per GPU)");
+  if (const auto peak = m.optional("peak_memory")) run.peak_memory = detail::read_bytes(*peak, "82.4GiB");
 }
 
 void read_layer_measurement(const Field& field, ValidationRun& run) {
@@ -72,6 +80,7 @@ ValidationRun read_run(const Field& field, const std::filesystem::path& base_dir
   run.workload = base_dir / detail::read_text(r.required("workload", "megatron-sc21-t1-1.7b.yaml"));
   run.platform = base_dir / detail::read_text(r.required("platform", "../../platforms/dgx-a100-80gb.yaml"));
   if (const auto f = r.optional("set")) run.overrides = read_overrides(*f);
+  if (const auto f = r.optional("fold")) run.fold = detail::read_enum(*f, fold_names, fold_values);
   const Field measured = r.required("measured", "{iteration_time: 3.53s}");
   if (run.kind == ValidationKind::iteration)
     read_iteration_measurement(measured, run);

@@ -35,12 +35,20 @@ std::vector<TaskId> CollectiveRegistry::join_key(const Key& key, const Collectiv
   return done;
 }
 
+DeviceId group_tag(const std::vector<DeviceId>& devices) {
+  // FNV-1a over the members (Fowler, Noll, Vo): two groups of a kind may share their first device
+  // and size (the tied-embedding pair inside the pipeline group; an expert-data-parallel group
+  // and a data-parallel group of the same device), so the tag names the whole membership. A
+  // collision of two different groups trips the assertion in join_key.
+  std::uint64_t hash = 1469598103934665603ULL;
+  for (const DeviceId d : devices) hash = (hash ^ static_cast<std::uint64_t>(d)) * 1099511628211ULL;
+  return static_cast<DeviceId>(hash & 0x3fffffffULL);
+}
+
 std::vector<TaskId> CollectiveRegistry::join(const CollectiveSpec& spec, const std::vector<DeviceId>& devices,
                                              std::uint32_t sequence, DeviceId device, std::span<const TaskId> entry) {
-  // Two groups of a kind may share their first device (the tied-embedding pair inside the pipeline
-  // group); their sizes tell them apart (with equal sizes they are the same group).
-  return join_key({static_cast<int>(spec.group), devices.front(), -1 - static_cast<DeviceId>(devices.size()), sequence},
-                  spec, devices, device, entry);
+  return join_key({static_cast<int>(spec.group), devices.front(), -1 - group_tag(devices), sequence}, spec, devices,
+                  device, entry);
 }
 
 std::vector<TaskId> CollectiveRegistry::join_transfer(const CollectiveSpec& spec, DeviceId from, DeviceId to,
@@ -83,7 +91,7 @@ void DeviceProgram::collective(const CollectiveSpec& spec, const std::vector<Dev
   assert(std::find(devices.begin(), devices.end(), device_) != devices.end());
   if (devices.size() <= 1) return; // a group of one has nothing to exchange
   const Stream stream = stream_for(spec.group);
-  auto& sequence = group_sequence_[{static_cast<int>(spec.group), devices.front(), devices.size()}];
+  auto& sequence = group_sequence_[{static_cast<int>(spec.group), devices.front(), group_tag(devices)}];
   auto entry = entry_for(stream);
   entry.insert(entry.end(), also_after.begin(), also_after.end());
   std::vector<TaskId> done = registry_.join(spec, devices, sequence++, device_, entry);

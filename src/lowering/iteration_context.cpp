@@ -35,6 +35,10 @@ std::int64_t IterationContext::gradient_parameters_of(const model::ModelChunk& c
   return total;
 }
 
+std::int64_t IterationContext::expert_gradient_parameters_of(const model::ModelChunk& chunk) const {
+  return chunk.layers * expert_gradient_parameters(ops.layer_backward);
+}
+
 const PreparedSequence& IterationContext::grad_accumulation(const model::ModelChunk& chunk) const {
   const auto index = static_cast<std::size_t>(&chunk - chunks.data());
   return grad_accumulation_by_chunk[index];

@@ -39,6 +39,8 @@ struct IterationContext {
   [[nodiscard]] double activation_elements() const;
   /// Parameters whose gradients a backward of `chunk` produces (its layers, embedding, head).
   [[nodiscard]] std::int64_t gradient_parameters_of(const model::ModelChunk& chunk) const;
+  /// Of those, the routed experts' (reduced and sharded over the expert-data-parallel group).
+  [[nodiscard]] std::int64_t expert_gradient_parameters_of(const model::ModelChunk& chunk) const;
   /// The pass adding one micro-batch's gradients of `chunk` into the accumulated ones (empty:
   /// none), and whether micro-batch `micro_batch` pays it (model/grad_accumulation.hpp).
   [[nodiscard]] const PreparedSequence& grad_accumulation(const model::ModelChunk& chunk) const;

@@ -38,7 +38,8 @@ public:
   void lower_device(CollectiveRegistry& registry, DeviceId id) const {
     const auto& plan = context_.plan;
     DeviceLowering device{DeviceProgram(context_.sink, registry, id), context_.layout.coordinates(id),
-                          GradientSync(context_.sink, plan, context_.layout.group(id, model::CommGroup::data))};
+                          GradientSync(context_.sink, plan, context_.layout.group(id, model::CommGroup::data),
+                                       expert_data_group(context_.layout, id, plan.parallelism.expert))};
     const auto items = pipeline_schedule(plan, device.at.pipeline);
     // The gradients a chunk's last backward finalises are the ones its buckets reduce.
     std::vector<std::size_t> last_backward(static_cast<std::size_t>(plan.parallelism.virtual_stages), 0);

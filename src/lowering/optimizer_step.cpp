@@ -18,10 +18,18 @@ std::int64_t OptimizerStep::gradient_parameters_of_stage(const DeviceLowering& d
   return total;
 }
 
+std::int64_t OptimizerStep::expert_gradient_parameters_of_stage(const DeviceLowering& device) const {
+  std::int64_t total = 0;
+  for (std::int64_t slot = 0; slot < context_.plan.parallelism.virtual_stages; ++slot)
+    total += context_.expert_gradient_parameters_of(context_.chunk_at(device.at, slot));
+  return total;
+}
+
 void OptimizerStep::finish_iteration(DeviceLowering& device) const {
   const auto& plan = context_.plan;
   const std::int64_t parameters = gradient_parameters_of_stage(device);
-  if (!device.gradients.overlapped()) device.gradients.reduce_all(device.program, parameters);
+  const std::int64_t experts = expert_gradient_parameters_of_stage(device);
+  if (!device.gradients.overlapped()) device.gradients.reduce_all(device.program, parameters, experts);
   device.program.wait_for_stream(Stream::data_comm);
   // Megatron-LM's finalize of the gradients: data-parallel, then sequence-parallel LayerNorm,
   // then the tied embedding (megatron/core/distributed/finalize_model_grads.py).
@@ -29,8 +37,13 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
   synchronise_embedding(context_, device);
   host_time(device, plan.host.iteration_overhead, context_.labels.host_iteration, -1);
   const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
+  // Expert state is sharded over the t d cp / ep ranks holding the same experts (Megatron-Core's
+  // expert-data-parallel group with expert-tensor-parallel size 1).
+  const std::int64_t replicas = plan.parallelism.data * plan.parallelism.context;
+  const std::int64_t expert_replicas = plan.parallelism.tensor * replicas / plan.parallelism.expert;
   const std::int64_t updated =
-      sharded ? units::ceil_div(parameters, plan.parallelism.data * plan.parallelism.context) : parameters;
+      sharded ? units::ceil_div(parameters - experts, replicas) + units::ceil_div(experts, expert_replicas)
+              : parameters;
   const auto steps =
       prepare(context_.sink, model::optimizer_steps(updated, plan.optimizer.kind, plan.dtype), context_.cost);
   for (const auto& step : steps) {
@@ -42,7 +55,7 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
     if (op->name == "optimizer.grad_norm")
       model_parallel_scalar_all_reduce(context_, device, context_.labels.grad_norm);
   }
-  weights_.gather_updated(device, parameters);
+  weights_.gather_updated(device, parameters, experts);
 }
 
 } // namespace twocs::lowering::detail

@@ -20,6 +20,8 @@ public:
 private:
   /// Parameters whose gradients `device` holds: one micro-batch's backward finalises each once.
   [[nodiscard]] std::int64_t gradient_parameters_of_stage(const DeviceLowering& device) const;
+  /// Of those, the routed experts'.
+  [[nodiscard]] std::int64_t expert_gradient_parameters_of_stage(const DeviceLowering& device) const;
 
   const IterationContext& context_;
   const ShardedWeights& weights_;

@@ -33,6 +33,13 @@ std::int64_t gradient_parameters(const PreparedSequence& steps) {
   return n;
 }
 
+std::int64_t expert_gradient_parameters(const PreparedSequence& steps) {
+  std::int64_t n = 0;
+  for (const auto& p : steps)
+    if (const auto* op = std::get_if<model::ComputeOp>(&p.step); op && op->expert_grads) n += op->grad_params;
+  return n;
+}
+
 PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, model::Recompute recompute,
                             const cost::OperatorCostModel& cost) {
   PreparedModel ops;

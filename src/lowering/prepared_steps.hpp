@@ -27,6 +27,8 @@ using PreparedSequence = std::vector<PreparedStep>;
 [[nodiscard]] int compute_ops(const PreparedSequence& steps);
 /// Parameters whose gradients `steps` finalise.
 [[nodiscard]] std::int64_t gradient_parameters(const PreparedSequence& steps);
+/// Of those, the routed experts' (ComputeOp::expert_grads).
+[[nodiscard]] std::int64_t expert_gradient_parameters(const PreparedSequence& steps);
 
 /// The operator sequences every device runs, costed and labelled once.
 struct PreparedModel {

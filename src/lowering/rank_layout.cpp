@@ -7,7 +7,8 @@ namespace twocs::lowering {
 RankLayout::RankLayout(std::int64_t tensor, std::int64_t data, std::int64_t pipeline, std::int64_t expert,
                        std::int64_t context)
     : tensor_(tensor), data_(data), pipeline_(pipeline), expert_(expert), context_(context) {
-  assert(tensor >= 1 && data >= 1 && pipeline >= 1 && expert >= 1 && context >= 1 && (data * context) % expert == 0);
+  assert(tensor >= 1 && data >= 1 && pipeline >= 1 && expert >= 1 && context >= 1 &&
+         (tensor * data * context) % expert == 0);
 }
 
 DeviceId RankLayout::rank(const RankCoordinates& c) const {
@@ -41,11 +42,16 @@ std::vector<DeviceId> RankLayout::group(DeviceId rank, model::CommGroup dimensio
     for (c.context = 0; c.context < context_; ++c.context) members.push_back(this->rank(c));
     break;
   case model::CommGroup::data: flattened(0, data_ * context_); break;
-  case model::CommGroup::expert:
-    // Megatron-Core builds expert-parallel groups from adjacent data x context ranks
-    // (parallel_state.py, RankGenerator with order tp-ep-dp-pp for the expert mesh).
-    flattened((c.context + context_ * c.data) / expert_ * expert_, expert_);
+  case model::CommGroup::expert: {
+    // Megatron-Core's expert mesh (parallel_state.py, expert_decoder_rank_generator: tp = the
+    // expert-tensor-parallel size, 1 here, then ep, edp, pp in order tp-cp-ep-dp-pp): ep adjacent
+    // ranks of the pipeline stage, across tensor-parallel ranks first.
+    const DeviceId stage_first = this->rank({0, 0, c.pipeline, 0});
+    const DeviceId first =
+        stage_first + (rank - stage_first) / static_cast<DeviceId>(expert_) * static_cast<DeviceId>(expert_);
+    for (DeviceId r = first; r < first + static_cast<DeviceId>(expert_); ++r) members.push_back(r);
     break;
+  }
   case model::CommGroup::pipeline:
     for (c.pipeline = 0; c.pipeline < pipeline_; ++c.pipeline) members.push_back(this->rank(c));
     break;

@@ -2,6 +2,8 @@
 
 #include <twocs/model/parameters.hpp>
 
+#include "gradient_sync.hpp"
+
 namespace twocs::lowering::detail {
 namespace {
 
@@ -33,19 +35,31 @@ void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position,
   if (position + 1 < layers) device.program.collective(spec, group, {ops_per_layer, false});
 }
 
-void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t parameters) const {
+void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t parameters,
+                                    std::int64_t expert_parameters) const {
   const auto& plan = context_.plan;
+  // ZeRO-3 and FSDP keep the updated weights sharded: the next forward gathers each layer before
+  // it runs (gather_layer), so nothing is gathered after the step (PyTorch FSDP2 fully_shard:
+  // FSDPParamGroup.pre_forward unshards; DeepSpeed ZeRO-3 gathers partitioned parameters in
+  // its pre-forward hooks).
   if (plan.optimizer.sharding == model::OptimizerSharding::none ||
-      plan.parallelism.data * plan.parallelism.context == 1)
+      plan.optimizer.sharding == model::OptimizerSharding::full)
     return;
-  const CollectiveSpec spec{model::Collective::all_gather,
-                            model::CommGroup::data,
-                            model::Pass::optimizer,
-                            units::Bytes(static_cast<double>(parameters) * weight_element_size(plan)),
-                            context_.labels.parameter_gather,
-                            -1,
-                            -1};
-  device.program.collective(spec, context_.layout.group(device.device(), model::CommGroup::data), {});
+  const auto data = context_.layout.group(device.device(), model::CommGroup::data);
+  // Dense weights over the data-parallel group, the routed experts' over the ranks holding them.
+  const auto gather = [&](std::int64_t count, const std::vector<DeviceId>& group) {
+    if (count <= 0 || group.size() < 2) return;
+    const CollectiveSpec spec{model::Collective::all_gather,
+                              model::CommGroup::data,
+                              model::Pass::optimizer,
+                              units::Bytes(static_cast<double>(count) * weight_element_size(plan)),
+                              context_.labels.parameter_gather,
+                              -1,
+                              -1};
+    device.program.collective(spec, group, {});
+  };
+  gather(parameters - expert_parameters, data);
+  gather(expert_parameters, expert_data_group(context_.layout, device.device(), plan.parallelism.expert));
 }
 
 } // namespace twocs::lowering::detail

@@ -21,7 +21,7 @@ public:
   void gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
                     std::int64_t micro_batch) const;
   /// After the optimizer updated this replica's shard of `parameters` parameters.
-  void gather_updated(DeviceLowering& device, std::int64_t parameters) const;
+  void gather_updated(DeviceLowering& device, std::int64_t parameters, std::int64_t expert_parameters = 0) const;
 
 private:
   const IterationContext& context_;

@@ -13,7 +13,7 @@ void emit_steps(DeviceLowering& device, const RankLayout& layout, const Prepared
       device.program.compute({op->pass, at_layer, at_micro_batch, prepared.label},
                              {prepared.duration, op->flops, op->bytes, op->is_model_flop()});
       if (device.gradients_final && op->grad_params > 0)
-        device.gradients.on_gradients_ready(device.program, op->grad_params);
+        device.gradients.on_gradients_ready(device.program, op->grad_params, op->expert_grads);
       continue;
     }
     const auto& c = std::get<model::CollectiveOp>(prepared.step);

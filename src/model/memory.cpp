@@ -17,6 +17,7 @@ using units::as_double;
 struct StageContents {
   std::int64_t layers = 0;
   std::int64_t parameters = 0;
+  std::int64_t expert_parameters = 0; // of `parameters`, the routed experts' weights
   bool has_embedding = false;
   bool has_output_head = false;
 };
@@ -31,6 +32,7 @@ StageContents contents_of(std::int64_t stage, const std::vector<ModelChunk>& chu
     c.has_output_head = c.has_output_head || chunk.has_output_head;
   }
   c.parameters = c.layers * counts.per_layer;
+  c.expert_parameters = c.layers * counts.expert_per_layer; // every layer is MoE (dense_layers > 0 is refused)
   if (c.has_embedding) c.parameters += counts.embedding;
   if (c.has_output_head) {
     c.parameters += counts.final_norm;
@@ -152,14 +154,20 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
   MemoryReport report;
   for (std::int64_t stage = 0; stage < par.pipeline; ++stage) {
     const StageContents c = contents_of(stage, chunks, counts, model, par.tensor);
-    const double n = as_double(c.parameters);
+    // Sharded state of the routed experts spans the expert-data-parallel group of t d / ep ranks
+    // (Megatron-Core's distributed optimizer shards expert parameters over
+    // expert_data_parallel_group; experts are whole on every tensor-parallel rank); the rest
+    // spans d. `shards(x)` counts parameters per rank.
+    const double experts = as_double(c.expert_parameters);
+    const double dense = as_double(c.parameters) - experts;
+    const double expert_d = d * as_double(par.tensor) / as_double(par.expert);
+    const auto shards = [&](bool sharded) { return sharded ? dense / d + experts / expert_d : dense + experts; };
     MemoryBreakdown b;
     // ZeRO: stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the weights.
-    b.weights = units::Bytes(n * per_param.weights / (sharding == OptimizerSharding::full ? d : 1.0));
-    b.gradients =
-        units::Bytes(n * per_param.gradients /
-                     (sharding == OptimizerSharding::gradients || sharding == OptimizerSharding::full ? d : 1.0));
-    b.optimizer_state = units::Bytes(n * per_param.optimizer / (sharding == OptimizerSharding::none ? 1.0 : d));
+    b.weights = units::Bytes(shards(sharding == OptimizerSharding::full) * per_param.weights);
+    b.gradients = units::Bytes(shards(sharding == OptimizerSharding::gradients || sharding == OptimizerSharding::full) *
+                               per_param.gradients);
+    b.optimizer_state = units::Bytes(shards(sharding != OptimizerSharding::none) * per_param.optimizer);
     const std::int64_t in_flight = chunks_in_flight(plan, stage);
     const double layers_per_chunk = as_double(c.layers) / as_double(par.virtual_stages);
     double activations = as_double(in_flight) * layers_per_chunk * layer_activations;

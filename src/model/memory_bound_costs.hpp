@@ -32,6 +32,32 @@ inline double permute(Dtype d)                  { return 2 * element_size(d); } 
 // for the input gradient reads dy and x and writes dx (3e); autograd then adds the residual
 // branch's gradient to it (read two, write one: 3e). 8e per element in all.
 
+/// PyTorch eager mode (training.kernels: eager), as torchtitan's Llama code runs without
+/// torch.compile (pytorch/torchtitan torchtitan/models/norms.py RMSNorm, models/llama/model.py
+/// apply_rotary_emb, repeat_kv and FeedForward, December 2024): every operator is its own kernel
+/// reading and writing HBM, with fp32 intermediates (4 bytes) around bf16 activations (2 bytes).
+/// Bytes per element of the activation, forward and backward (autograd's kernels).
+namespace eager {
+// RMSNorm: x.float() (2 + 4), pow(2) (4 + 4), mean (4), x * rsqrt (4 + 4), type_as (4 + 2),
+// * weight (2 + 2); the per-row add and rsqrt are negligible.
+inline constexpr double rmsnorm_forward = 36;
+// Backward: * weight (dx 2 + 2, dweight's product and sum 2 + 2 + 2 + 2), type_as (2 + 4),
+// x * rsqrt (dx 4 + 4, drsqrt's product and row sum 4 + 4 + 4 + 4), mean's expand (4), pow's
+// x.pow(1), * 2 and * grad (4 + 4, 4 + 4, 4 + 4 + 4), the two fp32 gradients added (4 + 4 + 4),
+// x.float()'s cast back (4 + 2), the residual stream's gradient added (2 + 2 + 2).
+inline constexpr double rmsnorm_backward = 98;
+// Rotary embeddings per element of q and k: float() (2 + 4), complex multiply by freqs_cis
+// (4 + 4; the table stays in cache), type_as (4 + 2); the backward mirrors it.
+inline constexpr double rope = 20;
+// SwiGLU per element of the FFN width: silu(w1 x) (2 + 2), * w3 x (2 + 2 + 2); backward: the
+// product's two gradients (2 + 2 + 2 each), silu_backward (2 + 2 + 2).
+inline constexpr double swiglu_forward = 10;
+inline constexpr double swiglu_backward = 18;
+// repeat_kv per element of the repeated K or V (heads x head_dim wide): expand + reshape copies
+// (read the kv_heads-wide source once, write 2); backward sums the copies (read 2).
+inline constexpr double repeat_kv_write = 2;
+} // namespace eager
+
 } // namespace twocs::model::kernel_bytes
 
 namespace twocs::model::kernel_flops {

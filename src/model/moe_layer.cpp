@@ -114,12 +114,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d));
   const double act = as_double(d.expert_rows) * as_double(moe.expert_ffn_hidden) * as_double(d.local_experts);
-  if (m.ffn_kind == FfnKind::swiglu)
-    steps.push_back(memory_bound("moe.experts.swiglu", OpKind::elementwise, pass, shape.dtype, act,
-                                 kernel_bytes::swiglu_forward(shape.dtype), kernel_flops::swiglu));
-  else
-    steps.push_back(memory_bound("moe.experts.gelu", OpKind::elementwise, pass, shape.dtype, act,
-                                 kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
+  steps.push_back(ffn_activation_forward("moe.experts", m.ffn_kind, shape.kernels, pass, shape.dtype, act));
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d));
   add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass);
@@ -144,19 +139,16 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d));
   ComputeOp fc2w = grouped_gemm("moe.experts.fc2.wgrad", bwd, shape.linear_dtype(), {f, m.hidden, d.expert_rows, E}, d);
   fc2w.grad_params = E * f * m.hidden;
+  fc2w.expert_grads = true;
   steps.push_back(std::move(fc2w));
   const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
-  if (m.ffn_kind == FfnKind::swiglu)
-    steps.push_back(memory_bound("moe.experts.swiglu.bwd", OpKind::elementwise, bwd, shape.dtype, act,
-                                 kernel_bytes::swiglu_backward(shape.dtype), kernel_flops::swiglu_backward));
-  else
-    steps.push_back(memory_bound("moe.experts.gelu.bwd", OpKind::elementwise, bwd, shape.dtype, act,
-                                 kernel_bytes::gelu_backward(shape.dtype), kernel_flops::gelu_backward));
+  steps.push_back(ffn_activation_backward("moe.experts", m.ffn_kind, shape.kernels, shape.dtype, act));
   steps.push_back(
       grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, m.hidden, d.fc1_columns, E}, d));
   ComputeOp fc1w =
       grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.linear_dtype(), {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
   fc1w.grad_params = E * m.hidden * d.fc1_columns;
+  fc1w.expert_grads = true;
   steps.push_back(std::move(fc1w));
   add_all_to_all(steps, shape, d, "moe.dispatch.bwd.all_to_all", bwd);
   steps.push_back(memory_bound("moe.permute.bwd", OpKind::elementwise, bwd, shape.dtype, d.routed * as_double(m.hidden),

@@ -1,6 +1,9 @@
 #include "op_builders.hpp"
 
 #include "layer_dims.hpp"
+#include "memory_bound_costs.hpp"
+
+#include <twocs/model/layer_ops.hpp>
 
 #include <utility>
 
@@ -56,6 +59,47 @@ ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, do
   op.flops = units::Flops(elements * flops_per_element);
   op.bytes = units::Bytes(elements * bytes_per_element);
   return op;
+}
+
+ComputeOp ffn_activation_forward(const std::string& prefix, FfnKind kind, KernelFusion kernels, Pass pass, Dtype dtype,
+                                 double elements) {
+  if (kind == FfnKind::gelu)
+    return memory_bound(prefix + ".gelu", OpKind::elementwise, pass, dtype, elements, kernel_bytes::gelu_forward(dtype),
+                        kernel_flops::gelu);
+  const double bytes =
+      kernels == KernelFusion::eager ? kernel_bytes::eager::swiglu_forward : kernel_bytes::swiglu_forward(dtype);
+  return memory_bound(prefix + ".swiglu", OpKind::elementwise, pass, dtype, elements, bytes, kernel_flops::swiglu);
+}
+
+ComputeOp ffn_activation_backward(const std::string& prefix, FfnKind kind, KernelFusion kernels, Dtype dtype,
+                                  double elements) {
+  if (kind == FfnKind::gelu)
+    return memory_bound(prefix + ".gelu.bwd", OpKind::elementwise, Pass::backward, dtype, elements,
+                        kernel_bytes::gelu_backward(dtype), kernel_flops::gelu_backward);
+  const double bytes =
+      kernels == KernelFusion::eager ? kernel_bytes::eager::swiglu_backward : kernel_bytes::swiglu_backward(dtype);
+  return memory_bound(prefix + ".swiglu.bwd", OpKind::elementwise, Pass::backward, dtype, elements, bytes,
+                      kernel_flops::swiglu_backward);
+}
+
+double norm_bytes(NormKind norm, KernelFusion kernels, Dtype dtype, bool backward) {
+  if (kernels == KernelFusion::eager && norm == NormKind::rmsnorm)
+    return backward ? kernel_bytes::eager::rmsnorm_backward : kernel_bytes::eager::rmsnorm_forward;
+  return backward ? kernel_bytes::norm_backward(dtype) : kernel_bytes::norm_forward(dtype);
+}
+
+std::optional<ComputeOp> eager_repeat_kv(const LayerShape& shape, const LayerDims& d, Pass pass) {
+  const auto& m = shape.model;
+  if (shape.kernels != KernelFusion::eager || m.kv_heads >= m.heads) return std::nullopt;
+  // K and V at every query head: write 2 bytes each, read the kv_heads-wide source (or the reverse).
+  const double elements = 2.0 * static_cast<double>(d.tokens) * static_cast<double>(d.attention_local);
+  const double share = static_cast<double>(m.kv_heads) / static_cast<double>(m.heads);
+  return memory_bound("attn.repeat_kv", OpKind::elementwise, pass, shape.dtype, elements,
+                      kernel_bytes::eager::repeat_kv_write * (1.0 + share), pass == Pass::backward ? 1.0 : 0.0);
+}
+
+double rope_bytes(KernelFusion kernels, Dtype dtype) {
+  return kernels == KernelFusion::eager ? kernel_bytes::eager::rope : kernel_bytes::rope(dtype);
 }
 
 ComputeOp fp8_cast(std::string name, Pass pass, double elements) {

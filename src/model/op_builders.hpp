@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include <twocs/model/layer_ops.hpp>
 #include <twocs/model/operator.hpp>
 #include <twocs/model/transformer.hpp>
 
@@ -24,6 +26,25 @@ ComputeOp batched_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
 /// `flops_per_element` of arithmetic each.
 ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, double elements, double bytes_per_element,
                        double flops_per_element);
+
+/// The FFN's activation over `elements` values of the FFN width: SwiGLU (gate x up, named
+/// `prefix`.swiglu) or GeLU (`prefix`.gelu), forward; with `.bwd` and the backward's costs.
+/// Under eager kernels SwiGLU is silu and a product, each its own kernel (kernel_bytes::eager).
+ComputeOp ffn_activation_forward(const std::string& prefix, FfnKind kind, KernelFusion kernels, Pass pass, Dtype dtype,
+                                 double elements);
+ComputeOp ffn_activation_backward(const std::string& prefix, FfnKind kind, KernelFusion kernels, Dtype dtype,
+                                  double elements);
+
+/// Bytes per element of a norm's forward or backward: one fused kernel, or PyTorch eager's
+/// RMSNorm (LayerNorm is one kernel, F.layer_norm, either way).
+double norm_bytes(NormKind norm, KernelFusion kernels, Dtype dtype, bool backward);
+/// Eager grouped-query attention copies K and V to every query head before the attention kernel
+/// (torchtitan repeat_kv: expand + reshape) and sums the copies' gradients back: one kernel over
+/// the repeated K and V, forward or backward. None when fused or without grouped-query attention.
+std::optional<ComputeOp> eager_repeat_kv(const LayerShape& shape, const struct LayerDims& d, Pass pass);
+
+/// Bytes per element of the rotary embeddings, forward or backward.
+double rope_bytes(KernelFusion kernels, Dtype dtype);
 
 /// Transformer Engine's cast of `elements` BF16 values to FP8 with the amax of the tensor
 /// (cast_transpose / quantize kernels): read 2 bytes, write 1 per element; the amax reduction

@@ -29,8 +29,8 @@ ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t te
     const std::int64_t dense_mlp = (h * d.ffn_in_local + d.ffn_in_local) + (d.ffn_out_local * h + h);
     const std::int64_t shared =
         shared_f > 0 ? (h * shared_fc1 / tensor + shared_fc1 / tensor) + (shared_f / tensor * h + h) : 0;
-    counts.per_layer =
-        counts.per_layer - dense_mlp + h * moe.experts + shared + moe.experts / expert * (h * fc1 + fe * h);
+    counts.expert_per_layer = moe.experts / expert * (h * fc1 + fe * h);
+    counts.per_layer = counts.per_layer - dense_mlp + h * moe.experts + shared + counts.expert_per_layer;
   }
   counts.embedding = local_vocab(model.vocab, tensor) * h;
   if (model.position == PositionKind::learned) counts.embedding += model.seq_len * h;

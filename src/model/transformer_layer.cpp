@@ -60,12 +60,7 @@ void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pa
   steps.push_back(
       with_pass(detail::linear_forward("mlp.fc1", shape.linear_dtype(), d.tokens, m.hidden, d.ffn_in_local)));
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
-  if (m.ffn_kind == FfnKind::swiglu)
-    steps.push_back(memory_bound("mlp.swiglu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
-                                 kernel_bytes::swiglu_forward(shape.dtype), kernel_flops::swiglu));
-  else
-    steps.push_back(memory_bound("mlp.gelu", OpKind::elementwise, pass, shape.dtype, ffn_elements,
-                                 kernel_bytes::gelu_forward(shape.dtype), kernel_flops::gelu));
+  steps.push_back(detail::ffn_activation_forward("mlp", m.ffn_kind, shape.kernels, pass, shape.dtype, ffn_elements));
   if (shape.fp8_linear) steps.push_back(detail::fp8_cast("mlp.fc2.fp8_cast", pass, ffn_elements));
   steps.push_back(
       with_pass(detail::linear_forward("mlp.fc2", shape.linear_dtype(), d.tokens, d.ffn_out_local, m.hidden)));
@@ -81,7 +76,8 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const LayerDims d = dims_of(shape);
   const auto norm = [&](const char* name) {
     steps.push_back(memory_bound(name, OpKind::normalization, pass, shape.dtype, d.norm_elements,
-                                 kernel_bytes::norm_forward(shape.dtype), kernel_flops::norm_forward_of(m.norm)));
+                                 detail::norm_bytes(m.norm, shape.kernels, shape.dtype, false),
+                                 kernel_flops::norm_forward_of(m.norm)));
   };
   const auto residual = [&](const char* name) {
     steps.push_back(memory_bound(name, OpKind::elementwise, pass, shape.dtype, d.norm_elements,
@@ -96,7 +92,8 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.linear_dtype(), d.tokens, m.hidden, d.qkv_local)));
   if (m.position == PositionKind::rope)
     steps.push_back(memory_bound("attn.rope", OpKind::elementwise, pass, shape.dtype, d.rope_elements,
-                                 kernel_bytes::rope(shape.dtype), kernel_flops::rope));
+                                 detail::rope_bytes(shape.kernels, shape.dtype), kernel_flops::rope));
+  if (auto repeat = detail::eager_repeat_kv(shape, d, pass)) steps.push_back(*repeat);
   add_attention_core_forward(steps, shape, d, pass);
   if (shape.fp8_linear)
     steps.push_back(detail::fp8_cast("attn.out.fp8_cast", pass, as_double(d.tokens) * as_double(d.attention_local)));
@@ -128,6 +125,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   // (BLOOM) predates it (megatron/mpu/layers.py) and Microsoft's fork disables it by default.
   shape.tp_async_backward = plan.overlap.tp_async_backward && plan.framework != Framework::megatron_deepspeed;
   shape.attention = plan.attention;
+  shape.kernels = plan.kernels;
   shape.expert = plan.parallelism.expert;
   shape.moe_ffn = model.moe.has_value() && model.moe->dense_layers == 0;
   shape.context = plan.parallelism.context;

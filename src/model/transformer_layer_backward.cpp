@@ -64,8 +64,9 @@ void add_attention_core_backward(StepSequence& steps, const LayerShape& shape, c
 }
 
 ComputeOp norm_backward(const LayerShape& shape, const LayerDims& d, const char* name) {
-  ComputeOp op = memory_bound(name, OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
-                              kernel_bytes::norm_backward(shape.dtype), kernel_flops::norm_backward);
+  ComputeOp op =
+      memory_bound(name, OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
+                   detail::norm_bytes(shape.model.norm, shape.kernels, shape.dtype, true), kernel_flops::norm_backward);
   op.grad_params = detail::norm_parameters(shape.model); // scale (and shift)
   return op;
 }
@@ -82,12 +83,7 @@ void detail::add_dense_ffn_backward(StepSequence& steps, const LayerShape& shape
   const LayerDims d = detail::dims_of(shape);
   add_row_parallel_backward(steps, shape, d, "mlp.fc2", d.ffn_out_local, m.hidden);
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
-  if (m.ffn_kind == FfnKind::swiglu)
-    steps.push_back(memory_bound("mlp.swiglu.bwd", OpKind::elementwise, Pass::backward, shape.dtype, ffn_elements,
-                                 kernel_bytes::swiglu_backward(shape.dtype), kernel_flops::swiglu_backward));
-  else
-    steps.push_back(memory_bound("mlp.gelu.bwd", OpKind::elementwise, Pass::backward, shape.dtype, ffn_elements,
-                                 kernel_bytes::gelu_backward(shape.dtype), kernel_flops::gelu_backward));
+  steps.push_back(detail::ffn_activation_backward("mlp", m.ffn_kind, shape.kernels, shape.dtype, ffn_elements));
   add_column_parallel_backward(steps, shape, d, "mlp.fc1", m.hidden, d.ffn_in_local, d.ffn_in_local);
 }
 
@@ -104,9 +100,13 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
   steps.push_back(residual_backward(shape, d, "attn.residual.bwd"));
   add_row_parallel_backward(steps, shape, d, "attn.out", d.attention_local, m.hidden);
   add_attention_core_backward(steps, shape, d);
+  if (auto repeat = detail::eager_repeat_kv(shape, d, Pass::backward)) {
+    repeat->name += ".bwd";
+    steps.push_back(*repeat);
+  }
   if (m.position == PositionKind::rope)
     steps.push_back(memory_bound("attn.rope.bwd", OpKind::elementwise, Pass::backward, shape.dtype, d.rope_elements,
-                                 kernel_bytes::rope(shape.dtype), kernel_flops::rope));
+                                 detail::rope_bytes(shape.kernels, shape.dtype), kernel_flops::rope));
   add_column_parallel_backward(steps, shape, d, "attn.qkv", m.hidden, d.qkv_local, d.qkv_local);
   steps.push_back(norm_backward(shape, d, "attn.norm.bwd"));
   return steps;

@@ -196,16 +196,17 @@ void validate_not_yet_simulated(const TransformerConfig& m, const Parallelism& p
   if (par.expert != 1 && !m.moe)
     throw InputError(fmt::format("training.parallelism.expert = {} needs a mixture-of-experts model", par.expert),
                      "training.parallelism.expert", "add model.moe or set expert: 1");
-  // Expert parallelism is carved out of data x context parallelism (Megatron-Core).
-  const std::int64_t dp_cp = par.data * par.context;
-  if (dp_cp % par.expert != 0)
-    throw InputError(fmt::format("training.parallelism.data x context ({}) must be divisible by "
+  // Expert parallelism is carved out of the tensor x data x context ranks of a stage
+  // (Megatron-Core's expert mesh with expert-tensor-parallel size 1).
+  const std::int64_t stage_ranks = par.tensor * par.data * par.context;
+  if (stage_ranks % par.expert != 0)
+    throw InputError(fmt::format("training.parallelism.tensor x data x context ({}) must be divisible by "
                                  "training.parallelism.expert ({})",
-                                 dp_cp, par.expert),
+                                 stage_ranks, par.expert),
                      "training.parallelism.expert",
-                     fmt::format("expert parallelism spans data- and context-parallel ranks: use an expert degree "
-                                 "that divides {}, e.g. {}",
-                                 dp_cp, nearest_divisors(dp_cp, par.expert)));
+                     fmt::format("expert parallelism spans the tensor-, data- and context-parallel ranks of a "
+                                 "pipeline stage: use an expert degree that divides {}, e.g. {}",
+                                 stage_ranks, nearest_divisors(stage_ranks, par.expert)));
   if (m.moe && m.moe->dense_layers > 0)
     throw InputError("model.moe.dense_layers > 0: a mix of dense and MoE layers is not simulated yet",
                      "model.moe.dense_layers", "set dense_layers: 0 (every layer MoE)");

@@ -129,7 +129,7 @@ hardware::LinkSpec group_link(CommGroup group, const model::Parallelism& p, cons
   // Megatron rank order: rank = tp + t (cp + c (dp + d pp)), so a group's ranks span these many devices.
   const std::int64_t span = group == CommGroup::tensor    ? p.tensor
                             : group == CommGroup::context ? p.tensor * p.context
-                            : group == CommGroup::expert  ? p.tensor * p.expert
+                            : group == CommGroup::expert  ? p.expert // adjacent ranks (rank_layout.cpp)
                             : group == CommGroup::data    ? p.tensor * p.context * p.data
                                                           : p.tensor * p.context * p.data * p.pipeline;
   return span <= cluster.node.devices ? cluster.node.interconnect : cluster.network.link;

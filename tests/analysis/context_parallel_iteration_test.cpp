@@ -5,14 +5,9 @@
 
 #include <algorithm>
 
-#include <twocs/analysis/summarize.hpp>
-#include <twocs/cost/roofline.hpp>
-#include <twocs/engine/simulate.hpp>
-#include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/lowering/rank_layout.hpp>
-#include <twocs/model/validate.hpp>
-#include <twocs/platform/topology.hpp>
 
+#include "support/iteration_run.hpp"
 #include "support/scenarios.hpp"
 
 using namespace twocs;
@@ -33,21 +28,10 @@ model::TrainingPlan context_plan(model::ContextComm comm, std::int64_t cp = 2, s
   return plan;
 }
 
-struct Run {
-  lowering::TaskGraph graph;
-  analysis::Summary summary;
-};
+using Run = testing::IterationRun;
 
 Run simulate(const model::TransformerConfig& m, const model::TrainingPlan& plan, bool fold = false) {
-  model::validate(m, plan);
-  const auto cluster = testing::cluster_of(1, 8);
-  const cost::RooflineCostModel cost(cluster.device);
-  lowering::LoweringOptions options;
-  options.fold_replicas = fold;
-  Run run{lowering::lower_iteration(m, plan, cost, options), {}};
-  const auto timeline = engine::simulate(run.graph, platform::build_topology(cluster, plan.world_size()));
-  run.summary = analysis::summarize(run.graph, timeline, m, plan, cluster);
-  return run;
+  return testing::simulate_iteration(m, plan, 8, fold);
 }
 
 /// Bytes device 0 sends on `group` over the iteration.
@@ -93,9 +77,13 @@ TEST_CASE("Megatron-Core rank order tp-cp-dp-pp; the data group spans data x con
   CHECK(layout.group(0, model::CommGroup::context) == std::vector<lowering::DeviceId>{0, 2});
   CHECK(layout.group(0, model::CommGroup::data) == std::vector<lowering::DeviceId>{0, 2, 4, 6});
   CHECK(layout.group(9, model::CommGroup::tensor) == std::vector<lowering::DeviceId>{8, 9});
-  // Expert groups: adjacent ranks of the flattened data x context index.
+  // Expert groups: ep adjacent ranks of a pipeline stage (Megatron-Core's expert mesh, order
+  // tp-cp-ep-dp-pp with expert-tensor-parallel size 1), tensor-parallel ranks first.
   const lowering::RankLayout moe(1, 2, 1, 2, 2);
   CHECK(moe.group(2, model::CommGroup::expert) == std::vector<lowering::DeviceId>{2, 3});
+  const lowering::RankLayout tp_moe(2, 2, 2, 4, 1); // t 2, d 2, pp 2, ep 4: a stage is one group
+  CHECK(tp_moe.group(1, model::CommGroup::expert) == std::vector<lowering::DeviceId>{0, 1, 2, 3});
+  CHECK(tp_moe.group(6, model::CommGroup::expert) == std::vector<lowering::DeviceId>{4, 5, 6, 7});
 }
 
 TEST_CASE("gradients are reduced over data x context ranks") {

@@ -2,12 +2,10 @@
 // communication kind, and a skewed router slows the iteration by the busiest rank's extra work.
 #include <doctest/doctest.h>
 
-#include <twocs/analysis/summarize.hpp>
-#include <twocs/cost/roofline.hpp>
-#include <twocs/engine/simulate.hpp>
-#include <twocs/lowering/lower_iteration.hpp>
-#include <twocs/platform/topology.hpp>
+#include <twocs/model/memory.hpp>
+#include <twocs/model/parameters.hpp>
 
+#include "support/iteration_run.hpp"
 #include "support/scenarios.hpp"
 
 using namespace twocs;
@@ -21,20 +19,10 @@ model::TransformerConfig small_moe(double imbalance) {
   return m;
 }
 
-struct Run {
-  lowering::TaskGraph graph;
-  analysis::Summary summary;
-};
+using Run = testing::IterationRun;
 
 Run simulate(const model::TransformerConfig& m, const model::TrainingPlan& plan, bool fold = false) {
-  const auto cluster = testing::cluster_of(1, 4);
-  const cost::RooflineCostModel cost(cluster.device);
-  lowering::LoweringOptions options;
-  options.fold_replicas = fold;
-  Run run{lowering::lower_iteration(m, plan, cost, options), {}};
-  const auto timeline = engine::simulate(run.graph, platform::build_topology(cluster, plan.world_size()));
-  run.summary = analysis::summarize(run.graph, timeline, m, plan, cluster);
-  return run;
+  return testing::simulate_iteration(m, plan, 4, fold);
 }
 
 model::TrainingPlan expert_plan() {
@@ -89,4 +77,71 @@ TEST_CASE("folding replicas keeps the direct all-to-all exact: the simulated mem
   const auto expert = analysis::index(model::CommGroup::expert);
   CHECK(folded.summary.comm_busy_by_group[expert].value() ==
         doctest::Approx(full.summary.comm_busy_by_group[expert].value()).epsilon(1e-9));
+  // Expert gradients reduced over tensor x data ranks (t = 2, d = 2, ep = 2) fold as exactly.
+  auto tp_plan = testing::plan_of(2, 1, 2, 2);
+  tp_plan.parallelism.expert = 2;
+  tp_plan.parallelism.sequence = true;
+  CHECK(simulate(small_moe(1.0), tp_plan, true).summary.iteration_time.value() ==
+        doctest::Approx(simulate(small_moe(1.0), tp_plan, false).summary.iteration_time.value()).epsilon(1e-9));
+}
+
+namespace {
+
+/// Bytes device 0 sends for the data-parallel gradient reduction ("grad." transfers).
+double gradient_bytes_sent(const Run& run) {
+  double bytes = 0;
+  for (lowering::TaskId id = 0; id < run.graph.size(); ++id) {
+    const auto& task = run.graph.task(id);
+    if (task.is_transfer() && task.device == 0 && run.graph.label(task.label).rfind("grad.", 0) == 0)
+      bytes += run.graph.transfer(id).bytes.value();
+  }
+  return bytes;
+}
+
+} // namespace
+
+TEST_CASE("expert gradients are reduced over the t d / ep ranks that hold the same experts (Megatron-Core)") {
+  const auto m = small_moe(1.0);
+  // bf16 gradients reduced in fp32 (4 bytes) with a ring all-reduce: each rank sends 2 (n - 1) / n
+  // of the bytes. The tensor-split dense parameters span the d replicas; the experts, whole on
+  // every tensor-parallel rank, the t d / ep ranks holding them.
+  const auto ring = [](double bytes, double n) { return n > 1 ? 2 * (n - 1) / n * bytes : 0.0; };
+  struct Plan {
+    std::int64_t t, d, ep;
+  };
+  for (const Plan p : {Plan{1, 4, 1}, Plan{1, 4, 2}, Plan{1, 4, 4}, Plan{2, 2, 1}, Plan{2, 2, 2}}) {
+    INFO("t = " << p.t << ", d = " << p.d << ", ep = " << p.ep);
+    auto plan = testing::plan_of(p.t, 1, p.d, 2);
+    plan.parallelism.expert = p.ep;
+    plan.parallelism.sequence = p.t > 1;
+    const auto counts = model::count_parameters(m, p.t, p.ep);
+    const double experts = 2.0 * static_cast<double>(counts.expert_per_layer);
+    const double dense = static_cast<double>(counts.total(2)) - experts;
+    const double expert_ranks = static_cast<double>(p.t * p.d) / static_cast<double>(p.ep);
+    CHECK(gradient_bytes_sent(simulate(m, plan)) ==
+          doctest::Approx(ring(4 * dense, static_cast<double>(p.d)) + ring(4 * experts, expert_ranks)));
+  }
+}
+
+TEST_CASE("the distributed optimizer shards expert state over t d / ep ranks, the rest over d") {
+  const auto m = small_moe(1.0);
+  auto plan = testing::plan_of(1, 1, 4, 2);
+  plan.optimizer.sharding = model::OptimizerSharding::optimizer;
+  plan.parallelism.expert = 4;
+  const auto counts = model::count_parameters(m, 1, 4);
+  const double experts = 2.0 * static_cast<double>(counts.expert_per_layer);
+  const double dense = static_cast<double>(counts.total(2)) - experts;
+  // Adam's fp32 master weights, momentum and variance: 12 bytes per parameter (ZeRO, section 3.1).
+  const auto memory = model::estimate_memory(m, plan);
+  CHECK(memory.stages[0].breakdown.optimizer_state.value() == doctest::Approx(12 * (dense / 4 + experts / 1)));
+  // With t = 2 over d = 2 and ep = 2, both tensor-parallel ranks hold the experts: 2 ranks share them.
+  auto tp_plan = testing::plan_of(2, 1, 2, 2);
+  tp_plan.optimizer.sharding = model::OptimizerSharding::optimizer;
+  tp_plan.parallelism.expert = 2;
+  tp_plan.parallelism.sequence = true;
+  const auto tp_counts = model::count_parameters(m, 2, 2);
+  const double tp_experts = 2.0 * static_cast<double>(tp_counts.expert_per_layer);
+  const double tp_dense = static_cast<double>(tp_counts.total(2)) - tp_experts;
+  CHECK(model::estimate_memory(m, tp_plan).stages[0].breakdown.optimizer_state.value() ==
+        doctest::Approx(12 * (tp_dense / 2 + tp_experts / 2)));
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_capture.hpp"
+#include "cli/validation_runs.hpp"
 
 namespace {
 
@@ -18,18 +19,10 @@ using twocs::test::run_command_line;
 using twocs::test::source_file;
 using twocs::test::TempDir;
 
-/// `twocs validate` of the repository's validation file, restricted to `only`, as JSON.
+/// `twocs validate` of the repository's runs.yaml, restricted to `only`, as JSON.
 nlohmann::json validate(const std::vector<std::string>& only, const std::string& fold,
                         const std::vector<std::string>& overrides = {}) {
-  TempDir dir("validate-repo");
-  std::vector<std::string> args{
-      "validate", source_file("workloads/validation/runs.yaml"), "-q", "--fold", fold, "--json", dir.file("v.json")};
-  for (const auto& name : only) args.insert(args.end(), {"--run", name});
-  for (const auto& o : overrides) args.insert(args.end(), {"--set", o});
-  const auto r = run_command_line(args);
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  return nlohmann::json::parse(twocs::test::read_text(dir.file("v.json")));
+  return twocs::test::validate_suite("runs.yaml", only, fold, overrides);
 }
 
 /// A validation file with one small run on the catalogue's A100 platform.
@@ -105,10 +98,7 @@ struct Ceiling {
 };
 
 void check_within(const nlohmann::json& result, const char* kind, Ceiling ceiling) {
-  for (const auto& row : result["runs"])
-    MESSAGE(row["name"].get<std::string>()
-            << ": measured " << row["measured_s"].get<double>() << " s, predicted " << row["predicted_s"].get<double>()
-            << " s (" << 100 * row["error"].get<double>() << "%)");
+  twocs::test::print_rows(result);
   for (const auto& row : result["runs"]) CHECK(row["fits"].get<bool>()); // it ran, so it must fit
   const auto& stats = result[kind];
   REQUIRE(stats["rows"].get<int>() > 0);

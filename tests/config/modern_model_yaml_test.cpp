@@ -63,3 +63,12 @@ TEST_CASE("bad MoE values are located and explained") {
   const auto norm = test::workload_error(with_model_keys("  norm: rms\n"));
   CHECK(norm.problem() == "model.norm cannot be 'rms'; allowed values: layernorm, rmsnorm");
 }
+
+TEST_CASE("training.kernels reads fused (default) or eager, and names the choices otherwise") {
+  CHECK(config::parse_workload({"w.yaml", test::small_workload}).plan.kernels == model::KernelFusion::fused);
+  std::string eager = test::small_workload;
+  eager.insert(eager.find("  parallelism:"), "  kernels: eager\n");
+  CHECK(config::parse_workload({"w.yaml", eager}).plan.kernels == model::KernelFusion::eager);
+  const auto error = test::workload_error(test::small_workload, {"training.kernels=compiled"});
+  CHECK(std::string(error.what()).find("fused, eager") != std::string::npos);
+}

@@ -144,7 +144,7 @@ TEST_CASE("recomputation adds the recomputed forward kernels before each layer's
   CHECK(kernels(model::Recompute::full) == 2 * model::transformer_layer_forward(shape).size());
 }
 
-TEST_CASE("sharded optimizers reduce-scatter gradients, all-gather weights, and ZeRO-3 gathers every layer") {
+TEST_CASE("sharded optimizers reduce-scatter gradients, all-gather weights, and ZeRO-3 gathers every layer instead") {
   const auto model = tiny_model(4);
   const auto cost = a100();
   const std::int64_t d = 4;
@@ -174,4 +174,6 @@ TEST_CASE("sharded optimizers reduce-scatter gradients, all-gather weights, and 
   const double layer_bytes = 2.0 * static_cast<double>(counts.per_layer);
   CHECK(bytes_sent_by_0(model::OptimizerSharding::full, "params.all_gather.layer") ==
         doctest::Approx(2 * 4 * 2 * ring * layer_bytes));
+  // ...and keeps the updated weights sharded: no gather of the whole model after the step (FSDP2).
+  CHECK(bytes_sent_by_0(model::OptimizerSharding::full, "params.all_gather") == 0);
 }

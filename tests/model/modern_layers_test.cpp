@@ -11,28 +11,14 @@
 #include <twocs/model/parameters.hpp>
 #include <twocs/model/validate.hpp>
 
+#include "support/modern_models.hpp"
 #include "support/scenarios.hpp"
 
 using namespace twocs::model;
 
 namespace {
 
-TransformerConfig llama3_70b() {
-  TransformerConfig m;
-  m.name = "llama3-70b";
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.ffn_hidden = 28672;
-  m.ffn_kind = FfnKind::swiglu;
-  m.vocab = 128256;
-  m.seq_len = 8192;
-  m.norm = NormKind::rmsnorm;
-  m.position = PositionKind::rope;
-  m.tied_embeddings = false;
-  return m;
-}
+using twocs::testing::llama3_70b;
 
 TrainingPlan one_sequence() {
   TrainingPlan plan;

@@ -9,28 +9,13 @@
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/model/parameters.hpp>
 
+#include "support/modern_models.hpp"
+
 using namespace twocs::model;
 
 namespace {
 
-TransformerConfig qwen3_235b() {
-  TransformerConfig m;
-  m.name = "qwen3-235b-a22b";
-  m.layers = 94;
-  m.hidden = 4096;
-  m.heads = 64;
-  m.kv_heads = 4;
-  m.head_dim_override = 128;
-  m.ffn_hidden = 12288;
-  m.ffn_kind = FfnKind::swiglu;
-  m.vocab = 151936;
-  m.seq_len = 4096;
-  m.norm = NormKind::rmsnorm;
-  m.position = PositionKind::rope;
-  m.tied_embeddings = false;
-  m.moe = MoeConfig{128, 8, 1536, 0, 0, 0, 1.0};
-  return m;
-}
+using twocs::testing::qwen3_235b;
 
 const ComputeOp* find(const StepSequence& steps, const std::string& name) {
   for (const auto& step : steps)

@@ -17,6 +17,10 @@ namespace twocs::config {
 /// on one tensor-parallel group (Korthikanti et al. 2022, Table 4).
 enum class ValidationKind { iteration, layer };
 
+/// How the run's replicas are simulated: as `--fold` (auto), or always folded (on, for runs too
+/// large to simulate unfolded whose shared links carry little traffic; the file says why), or off.
+enum class ValidationFold { automatic, on, off };
+
 struct ValidationRun {
   std::string name;
   std::string citation;
@@ -26,6 +30,9 @@ struct ValidationRun {
   std::vector<std::string> overrides;              // "KEY=VALUE", as `twocs run --set`
   std::optional<units::Seconds> iteration_time;    // iteration rows
   std::optional<double> tokens_per_second_per_gpu; // iteration rows: converted with the plan
+  std::optional<double> model_tflops_per_gpu;      // iteration rows: by Megatron's model FLOPs
+  std::optional<units::Bytes> peak_memory;         // iteration rows: measured peak per device
+  ValidationFold fold = ValidationFold::automatic; // `--fold` other than auto wins
   units::Seconds forward;                          // layer rows
   units::Seconds backward;                         // layer rows
   SourceLocation where;                            // the row, for errors

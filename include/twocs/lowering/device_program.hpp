@@ -20,6 +20,10 @@
 namespace twocs::lowering {
 
 /// The collectives some members of a group have issued and others not yet.
+/// A tag of a group's whole membership (a hash of its devices in order), so that two groups of
+/// one kind that share their first device and size stay apart.
+[[nodiscard]] DeviceId group_tag(const std::vector<DeviceId>& devices);
+
 class CollectiveRegistry {
 public:
   /// `simulated[d]` tells whether device d runs a program; empty means every device does. A
@@ -29,7 +33,7 @@ public:
       : graph_(graph), simulated_(std::move(simulated)), policy_(std::move(policy)) {}
 
   /// Joins `device` to the `sequence`-th collective of its group (identified by `group_kind`, the
-  /// group's first device and its size), lowering it when `device` is the first member to get there.
+  /// group's first device and group_tag), lowering it when `device` is the first member to get there.
   [[nodiscard]] std::vector<TaskId> join(const CollectiveSpec& spec, const std::vector<DeviceId>& devices,
                                          std::uint32_t sequence, DeviceId device, std::span<const TaskId> entry);
 
@@ -108,7 +112,7 @@ private:
   std::optional<TaskId> last_compute_;
   std::array<std::vector<TaskId>, stream_count> stream_tail_;
   std::vector<PendingWait> waits_;
-  std::map<std::tuple<int, DeviceId, std::size_t>, std::uint32_t> group_sequence_; // (kind, first, size) -> next
+  std::map<std::tuple<int, DeviceId, DeviceId>, std::uint32_t> group_sequence_; // (kind, first, group_tag) -> next
 };
 
 } // namespace twocs::lowering

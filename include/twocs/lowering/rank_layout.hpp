@@ -28,6 +28,8 @@ public:
   explicit RankLayout(const model::Parallelism& p) : RankLayout(p.tensor, p.data, p.pipeline, p.expert, p.context) {}
 
   [[nodiscard]] std::int64_t world_size() const { return tensor_ * context_ * data_ * pipeline_; }
+  /// Ranks of one pipeline stage, contiguous from rank({0, 0, stage, 0}).
+  [[nodiscard]] std::int64_t ranks_per_stage() const { return tensor_ * context_ * data_; }
   [[nodiscard]] DeviceId rank(const RankCoordinates& c) const;
   [[nodiscard]] RankCoordinates coordinates(DeviceId rank) const;
 
@@ -42,7 +44,7 @@ private:
   std::int64_t tensor_;
   std::int64_t data_;
   std::int64_t pipeline_;
-  std::int64_t expert_;  // expert-parallel groups: blocks of `expert` adjacent data x context ranks
+  std::int64_t expert_;  // expert-parallel groups: blocks of `expert` adjacent ranks of a pipeline stage
   std::int64_t context_; // context-parallel ranks, between tensor and data
 };
 

@@ -21,6 +21,7 @@ struct LayerShape {
   Dtype dtype = Dtype::bf16;
   bool tp_async_backward = true; // overlap the column-parallel input-gradient all-reduce with wgrad
   AttentionKernel attention = AttentionKernel::unfused; // fused: FlashAttention (fused_attention.cpp)
+  KernelFusion kernels = KernelFusion::fused;           // eager: PyTorch eager's separate kernels
   std::int64_t expert = 1;                              // ep: expert-parallel degree (experts per rank = experts / ep)
   bool moe_ffn = false; // this layer's FFN is the model's mixture of experts (model.moe)
   /// FP8 training as Transformer Engine runs it (training.dtype: fp8; docs/simulation.md, "FP8"):

@@ -64,6 +64,9 @@ struct ComputeOp {
   /// Parameters whose gradient is final once this op ran (weight-gradient GEMMs, norm and bias
   /// gradients); drives data-parallel gradient bucketing.
   std::int64_t grad_params = 0;
+  /// The gradients above are routed experts' weights, reduced over the expert-data-parallel
+  /// group (Megatron-Core's expert_data_parallel_group) instead of the data-parallel group.
+  bool expert_grads = false;
   /// Share of `flops` spent on masked attention scores that a causal model does not need (the
   /// unfused kernels compute them anyway); excluded from model FLOPs.
   double masked_share = 0;

@@ -8,7 +8,10 @@
 namespace twocs::model {
 
 struct ParameterCounts {
-  std::int64_t per_layer = 0;  // one transformer layer on one tensor-parallel rank
+  std::int64_t per_layer = 0; // one transformer layer on one tensor-parallel rank
+  /// Of per_layer, the routed experts' weights (E / ep whole experts): Megatron-Core reduces
+  /// their gradients and shards their optimizer state over the expert-data-parallel group.
+  std::int64_t expert_per_layer = 0;
   std::int64_t embedding = 0;  // word-embedding slice (shared with the output layer) + position embedding
   std::int64_t final_norm = 0; // the last LayerNorm, replicated
   std::int64_t output = 0;     // an untied output layer's slice (0 when tied to the word embedding)

@@ -26,6 +26,16 @@ enum class AttentionKernel { unfused, fused };
   return a == AttentionKernel::fused ? "fused" : "unfused";
 }
 
+/// How the layer's memory-bound operators run: `fused` as one kernel each (Megatron-LM, Transformer
+/// Engine, torch.compile); `eager` as PyTorch eager mode runs torchtitan's Llama code, every
+/// operator of RMSNorm, rotary embeddings, SwiGLU and grouped-query K/V repetition its own
+/// kernel with fp32 intermediates (docs/simulation.md, "Eager kernels").
+enum class KernelFusion { fused, eager };
+
+[[nodiscard]] constexpr std::string_view to_string(KernelFusion k) {
+  return k == KernelFusion::eager ? "eager" : "fused";
+}
+
 /// The training framework whose behaviours the lowering follows (docs/simulation.md, "Framework"):
 /// `megatron_lm` batches each pipeline exchange and synchronises the host after it; `megatron_deepspeed`
 /// (DeepSpeed's pipeline engine) sends and receives one tensor at a time, blocking, and reduces
@@ -97,6 +107,7 @@ struct TrainingPlan {
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
   AttentionKernel attention = AttentionKernel::unfused;
+  KernelFusion kernels = KernelFusion::fused;
   OptimizerPlan optimizer;
   OverlapPlan overlap;
   Framework framework = Framework::megatron_lm;

@@ -1,0 +1,21 @@
+// Megatron-LM's model-FLOP count, the formula NVIDIA and the Megatron-Core model zoo use to
+// publish "model TFLOP/s per GPU"; `twocs validate` converts such a figure back to a step time.
+#pragma once
+
+#include <cstdint>
+
+#include <twocs/model/transformer.hpp>
+#include <twocs/units/quantity.hpp>
+
+namespace twocs::model {
+
+/// Model FLOPs of one forward and backward pass over `sequences` sequences of model.seq_len:
+/// Megatron-LM megatron/training/training.py num_floating_point_operations (2025), dense and
+/// MoE layers without multi-head latent attention:
+///   12 B s L h^2 [(1 + g/a + s/2h) q + (f/h) k m + (f_sh/h) m + V / (2 L h)]
+/// g key/value heads, a heads, q = a d_head / h, f the FFN width of a layer (expert width for
+/// MoE layers, averaged over the layers), k experts per token (1 dense), m = 3/2 for gated FFNs,
+/// f_sh the shared experts' width, V the vocabulary (Megatron pads it to a multiple of 128).
+[[nodiscard]] units::Flops megatron_model_flops(const TransformerConfig& model, std::int64_t sequences);
+
+} // namespace twocs::model

@@ -1,0 +1,40 @@
+#include <twocs/model/megatron_flops.hpp>
+
+#include <algorithm>
+
+namespace twocs::model {
+namespace {
+
+/// Megatron-LM pads the vocabulary to a multiple of --make-vocab-size-divisible-by (128).
+double padded_vocab(std::int64_t vocab) { return static_cast<double>((vocab + 127) / 128 * 128); }
+
+/// The MLP term (f/h) k m + (f_sh/h) m, averaged over the layers (dense and MoE differ).
+double mlp_term(const TransformerConfig& m) {
+  const double h = static_cast<double>(m.hidden);
+  const double gated = m.ffn_kind == FfnKind::swiglu ? 1.5 : 1.0; // gated_linear_multiplier
+  const double dense = static_cast<double>(m.ffn_hidden) / h * gated;
+  if (!m.moe) return dense;
+  const MoeConfig& e = *m.moe;
+  const double routed = static_cast<double>(e.expert_ffn_hidden) / h * static_cast<double>(e.top_k) * gated;
+  const double shared = static_cast<double>(e.shared_experts * e.expert_ffn_hidden) / h * gated;
+  const double dense_layers = static_cast<double>(std::min(e.dense_layers, m.layers));
+  const double layers = static_cast<double>(m.layers);
+  return (dense_layers * dense + (layers - dense_layers) * (routed + shared)) / layers;
+}
+
+} // namespace
+
+units::Flops megatron_model_flops(const TransformerConfig& m, std::int64_t sequences) {
+  const double h = static_cast<double>(m.hidden);
+  const double s = static_cast<double>(m.seq_len);
+  const double layers = static_cast<double>(m.layers);
+  const double q = static_cast<double>(m.attention_width()) / h; // query_projection_to_hidden_size_ratio
+  // "Only half of the attention matrix is non-zero and needs to be multiplied with V" (causal).
+  const double attention = (1.0 + static_cast<double>(m.kv_heads) / static_cast<double>(m.heads) + s / h / 2.0) * q;
+  const double logit = padded_vocab(m.vocab) / (2.0 * layers * h);
+  // 12 = 3 (forward, weight gradient, data gradient) x 2 (two GEMMs per block) x 2 (FLOPs per MAC).
+  const double expansion = 12.0 * static_cast<double>(sequences) * s * layers * h * h;
+  return units::Flops(expansion * (attention + mlp_term(m) + logit));
+}
+
+} // namespace twocs::model

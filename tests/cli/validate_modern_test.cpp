@@ -1,0 +1,122 @@
+// `twocs validate` on today's published runs (workloads/validation/modern.yaml): every run
+// within today's error plus 0.5 points, so that a change may lower an error but never raise it
+// (docs/validation.md, "Modern runs", has the numbers and what drives each error).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_capture.hpp"
+#include "cli/validation_runs.hpp"
+
+namespace {
+
+using twocs::test::run_command_line;
+using twocs::test::TempDir;
+
+/// Today's signed errors of iteration time (2026-12-01); the ceiling is |error| + 0.5 points.
+const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", 0.0009},
+                                                        {"llama3-405b-8k-16384gpu", 0.2413},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0557},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0063},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0238},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.1005},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.2527},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5451},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1205},
+                                                        {"torchtitan-llama3-8b-fsdp8", -0.3243},
+                                                        {"torchtitan-llama3-8b-fsdp128", -0.3290},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.3639},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.3588}};
+
+/// Today's signed errors of the predicted peak memory where the run publishes one.
+const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp8", 0.1344},
+                                                     {"torchtitan-llama3-8b-fsdp128", 0.1596},
+                                                     {"torchtitan-llama3-8b-fsdp8-compile", 0.2139},
+                                                     {"torchtitan-llama3-8b-fsdp128-compile", 0.2531}};
+
+constexpr double margin = 0.005;
+
+} // namespace
+
+// About 40 s on two loaded cores: the Llama 3 405B runs are folded (modern.yaml says why).
+TEST_CASE("every modern run stays within today's error of iteration time and peak memory, plus 0.5 points") {
+  // Without --ignore-memory: every run ran, so it must fit (exit 3 otherwise).
+  const auto result = twocs::test::validate_suite("modern.yaml", {}, "auto");
+  twocs::test::print_rows(result);
+  REQUIRE(result["runs"].size() == iteration_errors.size());
+  for (const auto& row : result["runs"]) {
+    const std::string name = row["name"].get<std::string>();
+    INFO(name);
+    REQUIRE(iteration_errors.count(name) == 1);
+    CHECK(row["fits"].get<bool>());
+    CHECK(std::fabs(row["error"].get<double>()) <= std::fabs(iteration_errors.at(name)) + margin);
+    CHECK(row.contains("memory_error") == (memory_errors.count(name) == 1));
+    if (row.contains("memory_error"))
+      CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
+  }
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.2094 + margin);
+  CHECK(result["memory"]["rows"].get<int>() == 4);
+}
+
+TEST_CASE("folding the Llama 3 405B plan across pods of a 1:7 aggregation layer moves it by less than 1%") {
+  // The 8,192-GPU run shrunk to 32 layers and 4 replicas (512 GPUs), with pods of 8 nodes so that
+  // the pipeline crosses the oversubscribed aggregation layer as it does between Meta's pods.
+  const std::vector<std::string> shrink{"model.layers=32", "training.parallelism.data=4", "training.global_batch=32",
+                                        "cluster.network.switches_per_pod=4"};
+  const auto folded = twocs::test::validate_suite("modern.yaml", {"llama3-405b-8k-8192gpu"}, "on", shrink)["runs"][0];
+  const auto full = twocs::test::validate_suite("modern.yaml", {"llama3-405b-8k-8192gpu"}, "off", shrink)["runs"][0];
+  CHECK(folded["folded"].get<bool>());
+  CHECK_FALSE(full["folded"].get<bool>());
+  CHECK(full["tasks"].get<double>() > 10 * folded["tasks"].get<double>());
+  CHECK(std::fabs(folded["predicted_s"].get<double>() / full["predicted_s"].get<double>() - 1.0) < 0.01);
+}
+
+TEST_CASE("model TFLOP/s per GPU converts with Megatron's model FLOPs, and a published peak memory is compared") {
+  TempDir dir("validate-tflops");
+  REQUIRE(twocs::test::contains(
+      dir.write("w.yaml", R"(model: {name: tiny, layers: 2, hidden: 1024, heads: 16, vocab: 51200, seq_len: 1024}
+training: {global_batch: 8, micro_batch: 2, dtype: bf16, parallelism: {tensor: 2, pipeline: 1, data: 2}}
+)"),
+      "w.yaml"));
+  const std::string suite =
+      dir.write("suite.yaml", "runs:\n  - name: tiny\n    citation: \"made up\"\n    workload: w.yaml\n    platform: " +
+                                  twocs::test::source_file("platforms/dgx-a100-80gb.yaml") +
+                                  "\n    fold: off\n    measured: {model_tflops_per_gpu: 100, peak_memory: 2GiB}\n");
+  const auto r = run_command_line({"validate", suite, "--json", dir.file("v.json")});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(twocs::test::contains(r.out, "memory 2 GiB measured"));
+  const auto json = nlohmann::json::parse(twocs::test::read_text(dir.file("v.json")));
+  const auto& row = json["runs"][0];
+  // Megatron's count of a GPT (f = 4h, causal): 72 B s l h^2 (1 + s/12h + V/12lh).
+  const double B = 8, s = 1024, l = 2, h = 1024, V = 51200;
+  const double flops = 72 * B * s * l * h * h * (1 + s / (12 * h) + V / (12 * l * h));
+  CHECK(row["measured_s"].get<double>() == doctest::Approx(flops / (100e12 * 4)));
+  CHECK_FALSE(row["folded"].get<bool>());
+  const double gib = 1024.0 * 1024 * 1024;
+  CHECK(row["measured_peak_memory_bytes"].get<double>() == doctest::Approx(2 * gib));
+  CHECK(row["memory_error"].get<double>() == doctest::Approx(row["peak_memory_bytes"].get<double>() / (2 * gib) - 1));
+  CHECK(json["memory"]["rows"].get<int>() == 1);
+}
+
+TEST_CASE("a validation row gives exactly one measured time, and fold is auto, on or off") {
+  TempDir dir("validate-bad-modern");
+  REQUIRE(twocs::test::contains(dir.write("w.yaml", "model: {layers: 2, hidden: 1024, heads: 16, vocab: 51200, "
+                                                    "seq_len: 1024}\ntraining: {global_batch: 8}\n"),
+                                "w.yaml"));
+  const auto suite_with = [&](const std::string& extra) {
+    return dir.write("suite.yaml", "runs:\n  - name: tiny\n    citation: x\n    workload: w.yaml\n    platform: " +
+                                       twocs::test::source_file("platforms/dgx-a100-80gb.yaml") + "\n" + extra);
+  };
+  const auto two = run_command_line(
+      {"validate", suite_with("    measured: {model_tflops_per_gpu: 100, tokens_per_second_per_gpu: 5}\n")});
+  CHECK(two.code == 2);
+  CHECK(twocs::test::contains(two.err, "model_tflops_per_gpu"));
+  const auto fold = run_command_line({"validate", suite_with("    fold: maybe\n    measured: {iteration_time: 1s}\n")});
+  CHECK(fold.code == 2);
+  CHECK(twocs::test::contains(fold.err, "suite.yaml:6:"));
+}

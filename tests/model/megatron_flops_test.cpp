@@ -1,0 +1,43 @@
+// Megatron-LM's model-FLOP formula (the one behind published "model TFLOP/s per GPU"), checked
+// against the per-token figures its users publish and against Narayanan et al.'s closed form.
+#include <doctest/doctest.h>
+
+#include <twocs/model/megatron_flops.hpp>
+
+#include "support/modern_models.hpp"
+#include "support/scenarios.hpp"
+
+using namespace twocs;
+
+TEST_CASE("Megatron's model FLOPs of a GPT equal 72 B s l h^2 (1 + s/12h + V/12lh) (SC'21 Eq. 3, causal)") {
+  // SC'21 Eq. 3 without recomputation has s/6h; Megatron-LM now halves the attention score term
+  // for the causal mask, which turns it into s/12h. V = 51200 is a multiple of 128 (no padding).
+  const auto m = testing::gpt(96, 12288, 96, 2048, 51200);
+  const double B = 8, s = 2048, l = 96, h = 12288, V = 51200;
+  const double expected = 72 * B * s * l * h * h * (1 + s / (12 * h) + V / (12 * l * h));
+  CHECK(model::megatron_model_flops(m, 8).value() == doctest::Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("Llama 3 70B at s = 8192: 448.8 GFLOP per token (issue 12's cross-check)") {
+  const auto m = testing::llama3_70b();
+  const double per_token = model::megatron_model_flops(m, 1).value() / 8192;
+  CHECK(per_token / 1e9 == doctest::Approx(448.8).epsilon(0.002));
+}
+
+TEST_CASE("Qwen3-235B-A22B at s = 4096: about 148 GFLOP per token, experts at top-k x expert width") {
+  const auto m = testing::qwen3_235b();
+  const double per_token = model::megatron_model_flops(m, 1).value() / 4096;
+  CHECK(per_token / 1e9 == doctest::Approx(148).epsilon(0.01));
+  // Shared experts add their width at every token: one of 1536 adds 12 l h 1536 x 1.5 per token.
+  auto shared = m;
+  shared.moe->shared_experts = 1;
+  const double extra = model::megatron_model_flops(shared, 1).value() / 4096 - per_token;
+  CHECK(extra == doctest::Approx(12.0 * 94 * 4096 * 1536 * 1.5).epsilon(1e-9));
+}
+
+TEST_CASE("the vocabulary is padded to a multiple of 128 as Megatron-LM pads it") {
+  auto m = testing::gpt(2, 1024, 16, 1024, 50257); // GPT-2's vocabulary pads to 50304
+  auto padded = m;
+  padded.vocab = 50304;
+  CHECK(model::megatron_model_flops(m, 1).value() == doctest::Approx(model::megatron_model_flops(padded, 1).value()));
+}
