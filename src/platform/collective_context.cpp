@@ -31,7 +31,7 @@ lowering::CollectiveNetwork collective_network(const Topology& t) {
   n.devices_per_nic = t.devices_per_nic;
   n.intra_pair_bandwidth = t.device_link.bandwidth;
   n.intra_bandwidth = t.device_link.bandwidth * links_per_device(t);
-  n.intra_latency = t.devices_per_node > 1 ? t.route_latency(0, 1) : units::Seconds(0);
+  n.intra_latency = t.devices > 1 && t.devices_per_node > 1 ? t.route_latency(0, 1) : units::Seconds(0);
   // Devices sharing a NIC share its bandwidth.
   n.inter_bandwidth =
       units::min(t.nic_link.bandwidth, t.fabric_link.bandwidth) / static_cast<double>(t.devices_per_nic);

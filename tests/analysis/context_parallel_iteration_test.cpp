@@ -63,7 +63,7 @@ TEST_CASE("all-gather context parallelism: (cp - 1) / cp of cp blocks leave a ra
   CHECK(sent_bytes(run.graph, model::CommGroup::context) == doctest::Approx(3.0 * (cp - 1) * block * 2 * 2));
 }
 
-TEST_CASE("Megatron-Core rank order tp-cp-dp-pp; the data group spans data x context") {
+TEST_CASE("Megatron-Core rank order tp-cp-dp-pp, the data group spans data x context") {
   const lowering::RankLayout layout(2, 2, 2, 1, 2); // t 2, d 2, p 2, ep 1, cp 2
   CHECK(layout.world_size() == 16);
   CHECK(layout.rank({1, 0, 0, 1}) == 3); // tp + t cp

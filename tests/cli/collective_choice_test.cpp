@@ -94,7 +94,7 @@ TEST_CASE("in-network reduction on an NVLS node makes the tensor all-reduces fas
         ring.summary.comm_busy_by_group[analysis::index(model::CommGroup::tensor)]);
 }
 
-TEST_CASE("training.collectives overrides the platform per kind; unknown names are bad input") {
+TEST_CASE("training.collectives overrides the platform per kind, unknown names are bad input") {
   const auto s = config::load_scenario({std::nullopt,
                                         test::source_file("platforms/dgx-h100.yaml"),
                                         {"cluster.network.collectives.data=tree", "training.collectives.tensor=ring"}});

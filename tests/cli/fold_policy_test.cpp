@@ -34,7 +34,7 @@ twocs::config::Scenario oversubscribed(const std::string& ratio) {
         "cluster.nodes=16", "cluster.network.nodes_per_switch=2", "cluster.network.oversubscription=" + ratio}});
 }
 
-TEST_CASE("auto does not fold the issue's 2:1 oversubscribed fat tree; on folds it and says why") {
+TEST_CASE("auto does not fold the issue's 2:1 oversubscribed fat tree, on folds it and says why") {
   const auto s = oversubscribed("2");
   const auto hazard = fold_hazard(s.cluster, s.workload.plan);
   REQUIRE(hazard.has_value());
@@ -60,7 +60,7 @@ TEST_CASE("auto folds a non-blocking fat tree, and an oversubscribed one the job
   CHECK_FALSE(fold_hazard(one_leaf.cluster, one_leaf.workload.plan).has_value());
 }
 
-TEST_CASE("shared NICs and node rings stop auto from folding; non-ring collectives do not") {
+TEST_CASE("shared NICs and node rings stop auto from folding, non-ring collectives do not") {
   auto s = oversubscribed("1");
   auto nic = s.cluster;
   nic.network.devices_per_nic = 2;

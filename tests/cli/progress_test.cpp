@@ -25,7 +25,7 @@ TEST_CASE("the bar shows the fraction done, the counts, the rate and the time le
   CHECK(contains(bar, "ETA 6 s"));
 }
 
-TEST_CASE("before any task has finished there is no rate and no ETA; a finished run shows a full bar") {
+TEST_CASE("before any task has finished there is no rate and no ETA, a finished run shows a full bar") {
   const std::string start = progress_bar({0, 1000, 0.5}, 10);
   CHECK(contains(start, "[..........]"));
   CHECK_FALSE(contains(start, "ETA"));

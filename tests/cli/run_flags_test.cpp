@@ -65,7 +65,7 @@ TEST_CASE("fold modes are case-insensitive and folding simulates one device per 
   }
 }
 
-TEST_CASE("a plan over --max-tasks is refused with its exact task count; at the count it runs") {
+TEST_CASE("a plan over --max-tasks is refused with its exact task count, at the count it runs") {
   twocs::test::TempDir dir("max-tasks");
   for (const char* fold : {"off", "on"}) {
     CAPTURE(fold);

@@ -34,7 +34,7 @@ TEST_CASE("the default scenario runs and prints the summary") {
   CHECK(r.out.find("MFU") != std::string::npos);
 }
 
-TEST_CASE("--help and --version succeed; no command or an unknown flag is bad usage") {
+TEST_CASE("--help and --version succeed, no command or an unknown flag is bad usage") {
   CHECK(run_twocs({"--help"}).code == 0);
   CHECK(run_twocs({"run", "--help"}).code == 0);
   const auto version = run_twocs({"--version"});
@@ -74,7 +74,7 @@ TEST_CASE("bad input exits 2 with the location and the fix on stderr") {
   CHECK(too_big.err.find("devices") != std::string::npos);
 }
 
-TEST_CASE("a plan that does not fit exits 3 with peak and capacity per stage; --ignore-memory runs it") {
+TEST_CASE("a plan that does not fit exits 3 with peak and capacity per stage, --ignore-memory runs it") {
   const std::vector<std::string> one_gpu{
       "run",   "--set",         "training.parallelism.tensor=1", "--set", "training.parallelism.data=1",
       "--set", "model.layers=4"};

@@ -18,19 +18,19 @@ using twocs::test::run_command_line;
 using twocs::test::TempDir;
 
 /// Today's signed errors of iteration time (2026-12-01); the ceiling is |error| + 0.5 points.
-const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", 0.0009},
-                                                        {"llama3-405b-8k-16384gpu", 0.2413},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0557},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0063},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0238},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.1005},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.2527},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5451},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1205},
-                                                        {"torchtitan-llama3-8b-fsdp8", -0.3243},
-                                                        {"torchtitan-llama3-8b-fsdp128", -0.3290},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.3639},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.3588}};
+const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", 0.0936},
+                                                        {"llama3-405b-8k-16384gpu", 0.3781},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0141},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0545},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0588},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0648},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.2328},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5271},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1332},
+                                                        {"torchtitan-llama3-8b-fsdp8", -0.3015},
+                                                        {"torchtitan-llama3-8b-fsdp128", -0.2298},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.3408},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.2536}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one.
 const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp8", 0.1344},
@@ -58,7 +58,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.2094 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.2064 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
 }
 

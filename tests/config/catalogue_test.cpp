@@ -45,7 +45,7 @@ TEST_CASE("changing sizes with --set keeps a catalogue platform's operator model
   CHECK(grown.node.interconnect.efficiency == base.node.interconnect.efficiency);
 }
 
-TEST_CASE("every catalogue platform carries the published variation and interference; --set overrides") {
+TEST_CASE("every catalogue platform carries the published variation and interference, --set overrides") {
   // Sinha et al. SC'22: 8% across the non-outlier GPUs, 5.4 sigma of a normal (1.5 IQR whiskers).
   const double sigma = 0.08 / (2 * (0.6745 + 1.5 * 2 * 0.6745));
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms")) {

@@ -30,7 +30,7 @@ TEST_CASE("a Llama 3.1 8B config.json becomes an untied RMSNorm/RoPE/SwiGLU GQA 
   CHECK(w.model.seq_len == 131072);
 }
 
-TEST_CASE("Qwen3-MoE and Mixtral configs map their experts; Qwen3 keeps its head_dim") {
+TEST_CASE("Qwen3-MoE and Mixtral configs map their experts, Qwen3 keeps its head_dim") {
   const auto q = import(R"({"model_type": "qwen3_moe", "num_hidden_layers": 94, "hidden_size": 4096,
     "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 12288,
     "moe_intermediate_size": 1536, "num_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936,

@@ -40,7 +40,7 @@ InputError study_error(const std::string& text) {
 
 } // namespace
 
-TEST_CASE("axes make a cartesian product, the last axis fastest; zipped keys advance together") {
+TEST_CASE("axes make a cartesian product, the last axis fastest, zipped keys advance together") {
   const auto s = study("study: demo\n" + base +
                        "  set: {cluster.nodes: 2}\n"
                        "axes:\n"

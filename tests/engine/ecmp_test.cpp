@@ -56,7 +56,7 @@ TEST_CASE("ECMP routes each flow over one of the leaf's p uplinks, the same one 
   CHECK(platform::ecmp_hash(1, 2, 0, 0) != platform::ecmp_hash(1, 2, 0, 1));
 }
 
-TEST_CASE("two flows hashed onto one uplink each take twice as long; on two uplinks, as alone") {
+TEST_CASE("two flows hashed onto one uplink each take twice as long, on two uplinks, as alone") {
   const auto t = ecmp_tree(0);
   // Find, among flows from distinct sources to distinct destinations, a colliding and a
   // separate pair (the NICs are never shared, so only the uplink can slow them).

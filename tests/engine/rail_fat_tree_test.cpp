@@ -39,7 +39,7 @@ TEST_CASE("same-rail transfers cost S/B + L whether or not they cross the spine"
   CHECK(simulate_one(t, 1, 13) == exactly(size / nic + net_latency)); // across the spine
 }
 
-TEST_CASE("a cross-rail transfer with PXN pays the node latency too; through the spine it does not") {
+TEST_CASE("a cross-rail transfer with PXN pays the node latency too, through the spine it does not") {
   const double pxn = simulate_one(rail_tree(1.0), 0, 13);
   CHECK(pxn == exactly(size / nic + node_latency + net_latency));
   const double spine = simulate_one(rail_tree(1.0, hardware::CrossRail::spine), 0, 13);

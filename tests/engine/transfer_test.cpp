@@ -34,7 +34,7 @@ TEST_CASE("an inter-node transfer takes S / B_nic + L_net") {
   CHECK(duration_of(timeline, id) == exactly(s / nic + net_latency));
 }
 
-TEST_CASE("a payload is rounded to whole bytes; a tiny one costs the route latency") {
+TEST_CASE("a payload is rounded to whole bytes, a tiny one costs the route latency") {
   const auto topology = make_topology(links);
   lowering::TaskGraph graph(8);
   const auto intra = add_transfer(graph, 0, 1, 1_B);

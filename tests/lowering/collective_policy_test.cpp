@@ -46,7 +46,7 @@ TEST_CASE("a group's ranks per node come from where its members sit") {
   CHECK(shape.channels == 4); // one ring per NIC the group uses in a node
 }
 
-TEST_CASE("the policy's algorithm per kind; automatic resolves by size and placement; no network: ring") {
+TEST_CASE("the policy's algorithm per kind, automatic resolves by size and placement, no network: ring") {
   const units::Bytes large = units::bytes(256.0 * 1024 * 1024);
   const auto node = strided(0, 8, 1);
   lowering::CollectivePolicy policy;

@@ -42,7 +42,7 @@ TaskGraph lower(const model::TrainingPlan& plan, std::int64_t layers = 4) {
 
 } // namespace
 
-TEST_CASE("fp16 all-reduces the overflow flag and the gradient norm over the model-parallel group; bf16 the norm") {
+TEST_CASE("fp16 all-reduces the overflow flag and the gradient norm over the model-parallel group, bf16 the norm") {
   auto plan = testing::plan_of(2, 2, 1, 4);
   plan.dtype = model::Dtype::fp16;
   // A 4-byte ring all-reduce over 2 devices: 2 steps x 2 senders of 2 bytes; over the tensor
@@ -152,7 +152,7 @@ TEST_CASE("gradient accumulation: one pass per chunk and micro-batch, priced as 
   CHECK((deepspeed.seconds - 6 * launch) / (autograd.seconds - 4 * launch) == doctest::Approx(18.0 * 3 / (6.0 * 2)));
 }
 
-TEST_CASE("DeepSpeed's BF16 optimizer all-reduces gradients under ZeRO-1; Megatron-LM reduce-scatters them") {
+TEST_CASE("DeepSpeed's BF16 optimizer all-reduces gradients under ZeRO-1, Megatron-LM reduce-scatters them") {
   auto plan = testing::plan_of(1, 1, 2, 2);
   plan.dtype = model::Dtype::bf16;
   plan.optimizer.sharding = model::OptimizerSharding::optimizer;

@@ -30,7 +30,7 @@ std::vector<TaskId> predecessors_of(const TaskGraph& g, TaskId id) {
 
 } // namespace
 
-TEST_CASE("kernels and transfers keep their own fields; the stream follows from the kind") {
+TEST_CASE("kernels and transfers keep their own fields, the stream follows from the kind") {
   TaskGraph g(3);
   const auto label = g.intern_label("k");
   const TaskId k = g.add_kernel(1, {model::Pass::backward, 2, 3, label},

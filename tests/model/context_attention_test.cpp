@@ -76,7 +76,7 @@ TEST_CASE("ring attention hands cp - 1 K/V blocks forward and 2 (cp - 1) backwar
   }
 }
 
-TEST_CASE("each ring exchange overlaps the attention step after it; the last step of forward sends nothing") {
+TEST_CASE("each ring exchange overlaps the attention step after it, the last step of forward sends nothing") {
   const auto forward = transformer_layer_forward(llama_shape(4, ContextComm::ring));
   int steps = 0;
   for (std::size_t i = 0; i < forward.size(); ++i) {

@@ -30,7 +30,7 @@ LayerShape shape_of(KernelFusion kernels) {
 
 } // namespace
 
-TEST_CASE("eager RMSNorm, RoPE and SwiGLU move the bytes of their separate kernels; fused ones one pass") {
+TEST_CASE("eager RMSNorm, RoPE and SwiGLU move the bytes of their separate kernels, fused ones one pass") {
   const double tokens = 1024, h = 8192, f = 28672, q = 8192, kv = 8 * 128;
   const auto fused = transformer_layer_forward(shape_of(KernelFusion::fused));
   const auto eager = transformer_layer_forward(shape_of(KernelFusion::eager));

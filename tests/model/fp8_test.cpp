@@ -49,7 +49,7 @@ int casts(const StepSequence& steps) {
 
 } // namespace
 
-TEST_CASE("fp8: linear GEMMs read FP8 inputs and write BF16; attention and the output layer stay BF16") {
+TEST_CASE("fp8: linear GEMMs read FP8 inputs and write BF16, attention and the output layer stay BF16") {
   const auto shape = LayerShape::of(model(), plan_with(Dtype::fp8));
   CHECK(shape.dtype == Dtype::bf16);
   CHECK(shape.linear_dtype() == Dtype::fp8);
@@ -86,7 +86,7 @@ TEST_CASE("fp8: one cast per FP8 GEMM input that no norm produces: 2 forward, 4 
   CHECK(casts(transformer_layer_forward(LayerShape::of(model(), plan_with(Dtype::bf16)))) == 0);
 }
 
-TEST_CASE("fp8: the saved linear-layer inputs halve in memory; weights and optimizer state as bf16") {
+TEST_CASE("fp8: the saved linear-layer inputs halve in memory, weights and optimizer state as bf16") {
   auto fp8_plan = plan_with(Dtype::fp8);
   auto bf16_plan = plan_with(Dtype::bf16);
   const auto fp8 = estimate_memory(model(), fp8_plan).stages[0];

@@ -155,7 +155,7 @@ TEST_CASE("model FLOPs match Narayanan et al.'s closed form 72 B s l h^2 (1 + s/
   CHECK(model_flops_per_iteration(m, plan).value() == doctest::Approx(causal).epsilon(1e-9));
 }
 
-TEST_CASE("SwiGLU doubles fc1's columns; grouped-query attention narrows QKV") {
+TEST_CASE("SwiGLU doubles fc1's columns, grouped-query attention narrows QKV") {
   auto m = gpt(1, 4096, 32);
   m.ffn_kind = FfnKind::swiglu;
   m.ffn_hidden = 11008;

@@ -66,7 +66,7 @@ TEST_CASE("a full (non-causal) mask counts every score, as Narayanan et al.'s fo
   CHECK(full - causal == doctest::Approx(6 * s * h * l * s).epsilon(1e-9));
 }
 
-TEST_CASE("causal FlashAttention visits half the keys; unfused kernels compute the masked half anyway") {
+TEST_CASE("causal FlashAttention visits half the keys, unfused kernels compute the masked half anyway") {
   auto m = twocs::testing::gpt(1, 1024, 16, 2048);
   auto full = m;
   full.attention_mask = AttentionMask::full;
@@ -101,7 +101,7 @@ TEST_CASE("rotary embeddings add a Q/K kernel per layer and drop the position ta
   CHECK(count_parameters(learned, 1).embedding - count_parameters(m, 1).embedding == 8192 * 8192);
 }
 
-TEST_CASE("RMSNorm has a scale only; an untied output layer has its own weights") {
+TEST_CASE("RMSNorm has a scale only, an untied output layer has its own weights") {
   auto m = llama3_70b();
   auto ln = m;
   ln.norm = NormKind::layernorm;

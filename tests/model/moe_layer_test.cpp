@@ -105,7 +105,7 @@ TEST_CASE("expert parallelism dispatches and combines T k h elements per rank by
   for (const auto& step : alone) CHECK_FALSE(std::holds_alternative<CollectiveOp>(step));
 }
 
-TEST_CASE("shared experts run as a dense MLP; experts per rank divide the parameters") {
+TEST_CASE("shared experts run as a dense MLP, experts per rank divide the parameters") {
   auto m = qwen3_235b();
   m.moe->shared_experts = 1;
   const auto steps = transformer_layer_forward(moe_shape(m));

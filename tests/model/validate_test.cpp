@@ -186,7 +186,7 @@ TEST_CASE("validate: the interleaved schedule needs micro-batches divisible by p
   CHECK_NOTHROW(validate(gpt3_175b(), p)); // 1F1B has no such rule
 }
 
-TEST_CASE("validate: every model chunk needs a layer; layers need not divide evenly") {
+TEST_CASE("validate: every model chunk needs a layer, layers need not divide evenly") {
   auto m = gpt3_175b();
   m.layers = 70; // BLOOM-176B: 70 layers on 12 stages
   auto p = megatron_plan();

@@ -36,7 +36,7 @@ TEST_CASE("a mesh gives each pair its share of a device's bandwidth, one hop of 
   CHECK(context.intra_pair_bandwidth.value() == Approx(448e9 / 7));
 }
 
-TEST_CASE("a ring links neighbours with half a device's bandwidth; other pairs go the shorter way") {
+TEST_CASE("a ring links neighbours with half a device's bandwidth, other pairs go the shorter way") {
   const auto t = platform::build_topology(cluster_of(1, 8, hardware::NodeTopology::ring), 8);
   CHECK(t.device_link.bandwidth.value() == Approx(224e9));
   CHECK(t.node_hops(0, 1) == 1);

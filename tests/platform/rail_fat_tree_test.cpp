@@ -107,7 +107,7 @@ TEST_CASE("a rail-optimized tree gives collectives one NIC of bandwidth per rank
   CHECK(n.inter_latency.value() == Approx(5e-6));
 }
 
-TEST_CASE("a fat tree with ideal routing keeps SimGrid's zone; ECMP or rails route flow by flow") {
+TEST_CASE("a fat tree with ideal routing keeps SimGrid's zone, ECMP or rails route flow by flow") {
   auto c = rails();
   c.network.topology = hardware::NetworkTopology::fat_tree;
   CHECK_FALSE(platform::build_topology(c, 32).is_routed());

@@ -25,7 +25,7 @@ hardware::ClusterSpec dgx_like(std::int64_t nodes) {
 
 } // namespace
 
-TEST_CASE("nodes hold the job's devices in order; a partial last node counts") {
+TEST_CASE("nodes hold the job's devices in order, a partial last node counts") {
   const auto cluster = dgx_like(420);
   CHECK(platform::build_topology(cluster, 1).nodes == 1);
   CHECK(platform::build_topology(cluster, 8).nodes == 1);

@@ -127,7 +127,7 @@ TEST_CASE("a dragonfly routes minimally: at most local, global, local") {
   CHECK(worst == 3);
 }
 
-TEST_CASE("every dragonfly router holds its share of global links; the bisection cuts (g/2)^2 of them") {
+TEST_CASE("every dragonfly router holds its share of global links, the bisection cuts (g/2)^2 of them") {
   const auto t = dragonfly(9);
   std::map<std::int64_t, int> global_ends;
   const std::int64_t locals = 9 * 6;
