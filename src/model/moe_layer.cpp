@@ -75,6 +75,22 @@ LayerShape shared_expert_shape(const LayerShape& shape) {
   return s;
 }
 
+/// The all-to-all dispatcher's metadata exchange before the dispatch (token_dispatcher.py,
+/// MoEAlltoAllTokenDispatcher.preprocess): every rank all-gathers the per-expert token counts
+/// (E int64 per rank) over the expert-parallel group (tp_ep_group: ep ranks with expert-tensor
+/// parallelism 1), then the host waits for their copy to the CPU (cuda_sync_point
+/// "before_ep_alltoall": the split sizes of the variable all-to-all must be known on the host).
+/// The wait empties the device's queue, so the dispatch starts one launch after it: a step
+/// without work, costed at the device's fixed per-kernel overhead.
+void add_dispatch_metadata(StepSequence& steps, const LayerShape& shape, Pass pass) {
+  if (shape.expert <= 1) return;
+  const double count_bytes = 8.0; // torch.long: routing_map.sum(dim=0).long()
+  const units::Bytes gathered(count_bytes * as_double(shape.model.moe->experts) * as_double(shape.expert));
+  steps.push_back(
+      collective("moe.dispatch.counts.all_gather", Collective::all_gather, CommGroup::expert, pass, gathered));
+  steps.push_back(memory_bound("moe.dispatch.host_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0));
+}
+
 } // namespace
 
 std::int64_t moe_tokens(const LayerShape& shape) {
@@ -110,6 +126,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   // Permute: gather each token's k copies into expert order (read h, write h per copy).
   steps.push_back(memory_bound("moe.permute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 0));
+  add_dispatch_metadata(steps, shape, pass);
   add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d));

@@ -35,10 +35,16 @@ model::TrainingPlan expert_plan() {
 
 TEST_CASE("expert parallelism sends the dispatch and combine all-to-alls on the expert stream") {
   const auto run = simulate(small_moe(1.0), expert_plan());
-  std::size_t all_to_all_bytes = 0;
+  std::size_t all_to_all_bytes = 0, count_bytes = 0;
   for (lowering::TaskId id = 0; id < run.graph.size(); ++id)
-    if (run.graph.task(id).is_transfer() && run.graph.transfer(id).group == model::CommGroup::expert)
-      all_to_all_bytes += static_cast<std::size_t>(run.graph.transfer(id).bytes.value());
+    if (run.graph.task(id).is_transfer() && run.graph.transfer(id).group == model::CommGroup::expert) {
+      const auto bytes = static_cast<std::size_t>(run.graph.transfer(id).bytes.value());
+      const bool counts = run.graph.label(run.graph.task(id).label).rfind("moe.dispatch.counts", 0) == 0;
+      (counts ? count_bytes : all_to_all_bytes) += bytes;
+    }
+  // The dispatcher's token-count all-gather, once per layer and micro-batch in the forward: each
+  // rank sends the 3 other ranks' worth of 8 experts x 8 bytes around the ring.
+  CHECK(static_cast<double>(count_bytes) == doctest::Approx(3 * 8 * 8 * 4 * 2 * 2).epsilon(1e-9));
   // Per layer and micro-batch, 4 all-to-alls (2 forward, 2 backward) of T k h e bytes per rank,
   // of which (n - 1) / n leaves the rank: 4 ranks x 2 layers x 2 micro-batches.
   const double per_rank = 1024.0 * 2 * 1024 * 2 * 3 / 4;

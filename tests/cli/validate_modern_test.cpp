@@ -18,6 +18,9 @@ using twocs::test::run_command_line;
 using twocs::test::TempDir;
 
 /// Today's signed errors of iteration time (2026-12-01); the ceiling is |error| + 0.5 points.
+/// The Qwen3 EP 32 row rose from +13.3% to +14.6% with the all-to-all dispatcher's per-layer
+/// token-count all-gather and host sync (Megatron-Core token_dispatcher.py): over 32 ranks on 4
+/// nodes the all-gather pays 31 ring steps of latency (docs/validation.md says more).
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", 0.0936},
                                                         {"llama3-405b-8k-16384gpu", 0.3781},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0141},
@@ -25,8 +28,8 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"nemo-llama2-70b-fp8-64gpu", 0.0588},
                                                         {"nemo-llama3-70b-fp8-64gpu", -0.0648},
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.2328},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5271},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1332},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5254},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1456},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.3015},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.2298},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.3408},
@@ -58,7 +61,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.2064 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.2072 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
 }
 

@@ -105,6 +105,36 @@ TEST_CASE("expert parallelism dispatches and combines T k h elements per rank by
   for (const auto& step : alone) CHECK_FALSE(std::holds_alternative<CollectiveOp>(step));
 }
 
+TEST_CASE("the all-to-all dispatcher all-gathers per-expert token counts and waits on the host before dispatch") {
+  const auto forward = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
+  std::size_t counts = forward.size(), sync = forward.size(), dispatch = forward.size();
+  for (std::size_t i = 0; i < forward.size(); ++i) {
+    if (const auto* c = std::get_if<CollectiveOp>(&forward[i])) {
+      if (c->name == "moe.dispatch.counts.all_gather") {
+        counts = i;
+        CHECK(c->kind == Collective::all_gather);
+        CHECK(c->group == CommGroup::expert);
+        // 128 experts x 8 bytes (int64) from each of the 8 expert-parallel ranks.
+        CHECK(c->size.value() == doctest::Approx(128.0 * 8 * 8));
+      }
+      if (c->name == "moe.dispatch.all_to_all") dispatch = i;
+    }
+    if (const auto* op = std::get_if<ComputeOp>(&forward[i]); op && op->name == "moe.dispatch.host_sync") {
+      sync = i;
+      CHECK(op->flops.value() == 0); // no work: the device waits for the host's next launch
+      CHECK(op->bytes.value() == 0);
+    }
+  }
+  REQUIRE(dispatch < forward.size());
+  CHECK(counts + 1 == sync);
+  CHECK(sync + 1 == dispatch);
+  // Backward reuses the forward's split sizes: no second exchange.
+  for (const auto& step : transformer_layer_backward(moe_shape(qwen3_235b(), 8)))
+    if (const auto* c = std::get_if<CollectiveOp>(&step)) CHECK(c->kind == Collective::all_to_all);
+  // One rank holds every expert (ep = 1): nothing to exchange.
+  CHECK_FALSE(find(transformer_layer_forward(moe_shape(qwen3_235b(), 1)), "moe.dispatch.host_sync"));
+}
+
 TEST_CASE("shared experts run as a dense MLP, experts per rank divide the parameters") {
   auto m = qwen3_235b();
   m.moe->shared_experts = 1;
