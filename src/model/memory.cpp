@@ -146,6 +146,16 @@ double context_kv_buffers(const TransformerConfig& m, const TrainingPlan& plan, 
   return par.context_comm == ContextComm::ring ? std::max(cp, 4.0) * block : 2.0 * cp * block;
 }
 
+/// The cross-entropy's fp32 vocabulary tensors of one micro-batch on the last stage: the logits
+/// kept for its backward (Korthikanti et al. 2022, section 4.3). PyTorch's unfused loss
+/// (framework fsdp, as torchtitan runs it: F.cross_entropy on logits cast to fp32) holds three at
+/// the start of backward: log_softmax's saved output, nll_loss's gradient and
+/// log_softmax_backward's result (torchtitan train.py frees the fp32 logits first, `del pred`).
+double loss_bytes(const TransformerConfig& m, const TrainingPlan& plan, std::int64_t local_seq) {
+  const double tensors = plan.framework == Framework::fsdp ? 3.0 : 1.0;
+  return tensors * 4.0 * as_double(local_seq * plan.micro_batch * local_vocab(m.vocab, plan.parallelism.tensor));
+}
+
 } // namespace
 
 units::Bytes MemoryReport::peak() const {
@@ -202,16 +212,9 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
       none.recompute = Recompute::none;
       activations += layer_activation_bytes(model, none, sp);
     }
-    // Logits kept in fp32 for the cross-entropy backward (Korthikanti et al. 2022, section 4.3).
-    // PyTorch's unfused loss (framework fsdp, as torchtitan runs it: F.cross_entropy on logits
-    // cast to fp32) holds three such tensors at the start of backward: log_softmax's saved
-    // output, nll_loss's gradient and log_softmax_backward's result (torchtitan train.py frees
-    // the fp32 logits before backward, `del pred`).
-    const double loss_tensors = plan.framework == Framework::fsdp ? 3.0 : 1.0;
     if (c.has_output_head)
-      activations += loss_tensors * 4.0 *
-                     as_double(local_seq * plan.micro_batch * local_vocab(model.vocab, par.tensor)) *
-                     as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
+      activations +=
+          loss_bytes(model, plan, local_seq) * as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
     b.activations = units::Bytes(activations);
     // A full activation buffer for tensor-parallel collectives, send and receive buffers
     // between stages, and a prefetched layer of gathered weights under ZeRO-3.
