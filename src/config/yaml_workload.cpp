@@ -66,8 +66,9 @@ constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, mod
 constexpr std::array<std::string_view, 3> schedule_names = {"gpipe", "1f1b", "interleaved-1f1b"};
 constexpr std::array schedule_values = {model::PipelineSchedule::gpipe, model::PipelineSchedule::one_f_one_b,
                                         model::PipelineSchedule::interleaved_one_f_one_b};
-constexpr std::array<std::string_view, 3> recompute_names = {"none", "selective", "full"};
-constexpr std::array recompute_values = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
+constexpr std::array<std::string_view, 4> recompute_names = {"none", "selective", "full", "selective-op"};
+constexpr std::array recompute_values = {model::Recompute::none, model::Recompute::selective, model::Recompute::full,
+                                         model::Recompute::selective_op};
 constexpr std::array<std::string_view, 2> attention_names = {"unfused", "fused"};
 constexpr std::array attention_values = {model::AttentionKernel::unfused, model::AttentionKernel::fused};
 constexpr std::array<std::string_view, 2> kernels_names = {"fused", "eager"};

@@ -64,6 +64,28 @@ BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
   return {e, gradients, states + (mixed ? 4.0 : 0.0)}; // + fp32 master weights
 }
 
+/// Activations of one layer for one micro-batch under torchtitan's per-operator selective
+/// checkpointing (torchtitan/distributed/activation_checkpoint.py, `_save_list` and
+/// `_custom_policy`): the checkpoint keeps the block's input and the outputs of SDPA (its output
+/// and fp32 logsumexp), of every reduce_scatter and of every odd-numbered mm in the block's order
+/// wq, wk, wv, wo, w1, w3, w2: wq (s b h), wv (s b g d_head), w1 (s b f) and, with SwiGLU, w2
+/// (s b h, the row-parallel partial sum). 16-bit elements, doubled for fp32; FP8 not modelled.
+double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel, double sbh) {
+  const double t = as_double(plan.parallelism.tensor);
+  const double h = as_double(m.hidden);
+  const double e = plan.dtype == Dtype::fp32 ? 4.0 : 2.0;
+  const double kv_local = m.kv_heads >= plan.parallelism.tensor ? as_double(m.kv_heads) / t : 1.0;
+  const double input = sequence_parallel ? e * sbh / t : e * sbh;
+  const double sb = sbh / h;
+  const double q = e * sb * as_double(m.attention_width()) / t;
+  const double v = e * sbh * kv_local * as_double(m.head_dim()) / h;
+  const double sdpa = q + 4.0 * sb * as_double(m.heads) / t; // output + fp32 logsumexp per row
+  const double w1 = e * sbh * as_double(m.ffn_hidden) / (h * t);
+  const double w2 = m.ffn_kind == FfnKind::swiglu ? e * sbh : 0.0;
+  const double reduce_scatters = sequence_parallel ? 2 * e * sbh / t : 0.0; // after wo and w2
+  return input + q + v + sdpa + w1 + w2 + reduce_scatters;
+}
+
 /// Activations of one layer for one micro-batch, in bytes, with 16-bit activations and 1-byte
 /// dropout masks (Korthikanti et al. 2022, Table 2). Fused attention stores no s x s softmax
 /// output, mask or dropout output (the 5as/h term), only fp32 softmax statistics per row:
@@ -83,6 +105,7 @@ double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& pl
     break;
   case Recompute::selective: bytes = sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t); break;
   case Recompute::full: bytes = sequence_parallel ? 2 * sbh / t : 2 * sbh; break;
+  case Recompute::selective_op: return op_checkpoint_bytes(m, plan, sequence_parallel, sbh);
   }
   // Table 2 assumes 2-byte activations; fp32 doubles them. FP8 (Transformer Engine) keeps the
   // activations in BF16 except the inputs its linear layers save for the weight gradients,
@@ -121,6 +144,16 @@ double context_kv_buffers(const TransformerConfig& m, const TrainingPlan& plan, 
                        as_double(m.head_dim()) * element;
   const double cp = as_double(par.context);
   return par.context_comm == ContextComm::ring ? std::max(cp, 4.0) * block : 2.0 * cp * block;
+}
+
+/// The cross-entropy's fp32 vocabulary tensors of one micro-batch on the last stage: the logits
+/// kept for its backward (Korthikanti et al. 2022, section 4.3). PyTorch's unfused loss
+/// (framework fsdp, as torchtitan runs it: F.cross_entropy on logits cast to fp32) holds three at
+/// the start of backward: log_softmax's saved output, nll_loss's gradient and
+/// log_softmax_backward's result (torchtitan train.py frees the fp32 logits first, `del pred`).
+double loss_bytes(const TransformerConfig& m, const TrainingPlan& plan, std::int64_t local_seq) {
+  const double tensors = plan.framework == Framework::fsdp ? 3.0 : 1.0;
+  return tensors * 4.0 * as_double(local_seq * plan.micro_batch * local_vocab(m.vocab, plan.parallelism.tensor));
 }
 
 } // namespace
@@ -171,16 +204,17 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
     const std::int64_t in_flight = chunks_in_flight(plan, stage);
     const double layers_per_chunk = as_double(c.layers) / as_double(par.virtual_stages);
     double activations = as_double(in_flight) * layers_per_chunk * layer_activations;
-    // Full recomputation rebuilds one layer's activations during its backward.
-    if (plan.recompute == Recompute::full) {
+    // Full recomputation rebuilds one layer's activations during its backward; per-operator
+    // checkpointing rebuilds what it did not save of one layer.
+    if (plan.recompute == Recompute::full || plan.recompute == Recompute::selective_op) {
+      if (plan.recompute == Recompute::selective_op) activations -= layer_activations;
       TrainingPlan none = plan;
       none.recompute = Recompute::none;
       activations += layer_activation_bytes(model, none, sp);
     }
-    // Logits kept in fp32 for the cross-entropy backward (Korthikanti et al. 2022, section 4.3).
     if (c.has_output_head)
-      activations += 4.0 * as_double(local_seq * plan.micro_batch * local_vocab(model.vocab, par.tensor)) *
-                     as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
+      activations +=
+          loss_bytes(model, plan, local_seq) * as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
     b.activations = units::Bytes(activations);
     // A full activation buffer for tensor-parallel collectives, send and receive buffers
     // between stages, and a prefetched layer of gathered weights under ZeRO-3.

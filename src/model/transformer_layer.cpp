@@ -71,9 +71,37 @@ void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pa
 
 namespace {
 
-void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
+/// The FFN under torchtitan's per-operator checkpointing: w3 (SwiGLU's up projection, half of
+/// fc1's columns) and the activation run again; without SwiGLU fc1 is saved and fc2 recomputed.
+void add_ffn_op_recompute(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass, bool swiglu) {
+  const auto& m = shape.model;
+  const auto with_pass = [pass](auto step) {
+    step.pass = pass;
+    return step;
+  };
+  if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "mlp.fc1")));
+  if (swiglu)
+    steps.push_back(
+        with_pass(detail::linear_forward("mlp.fc1", shape.linear_dtype(), d.tokens, m.hidden, d.ffn_in_local / 2)));
+  const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
+  steps.push_back(detail::ffn_activation_forward("mlp", m.ffn_kind, shape.kernels, pass, shape.dtype, ffn_elements));
+  if (swiglu) return;
+  steps.push_back(
+      with_pass(detail::linear_forward("mlp.fc2", shape.linear_dtype(), d.tokens, d.ffn_out_local, m.hidden)));
+  if (auto leave = leave_region_forward(shape, d, "mlp.fc2"); leave && !shape.sequence_parallel)
+    steps.push_back(with_pass(*leave));
+}
+
+/// `op_recompute`: only what torchtitan's per-operator selective checkpointing re-runs
+/// (torchtitan/distributed/activation_checkpoint.py, `_custom_policy` with `_save_list`: the outputs
+/// of SDPA, reduce_scatter and every odd-numbered mm of the block are saved, the rest recomputed).
+/// torchtitan's Llama block runs its mms in the order wq, wk, wv, wo, w1, w3, w2 (w1, w2 without
+/// SwiGLU), so wk, wo and w3 (w2 without SwiGLU) run again with every norm, RoPE, activation and
+/// residual; SDPA, wq, wv, w1 and w2 (SwiGLU) do not.
+void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool op_recompute = false) {
   const auto& m = shape.model;
   const LayerDims d = dims_of(shape);
+  const bool swiglu = m.ffn_kind == FfnKind::swiglu;
   const auto norm = [&](const char* name) {
     steps.push_back(memory_bound(name, OpKind::normalization, pass, shape.dtype, d.norm_elements,
                                  detail::norm_bytes(m.norm, shape.kernels, shape.dtype, false),
@@ -89,23 +117,30 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   };
   norm("attn.norm");
   if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "attn.qkv")));
-  steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.linear_dtype(), d.tokens, m.hidden, d.qkv_local)));
+  // The K projection alone under op_recompute: the QKV columns less Q's, halved (K and V).
+  const std::int64_t qkv_columns = op_recompute ? (d.qkv_local - d.attention_local) / 2 : d.qkv_local;
+  steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.linear_dtype(), d.tokens, m.hidden, qkv_columns)));
   if (m.position == PositionKind::rope)
     steps.push_back(memory_bound("attn.rope", OpKind::elementwise, pass, shape.dtype, d.rope_elements,
                                  detail::rope_bytes(shape.kernels, shape.dtype), kernel_flops::rope));
   if (auto repeat = detail::eager_repeat_kv(shape, d, pass)) steps.push_back(*repeat);
-  add_attention_core_forward(steps, shape, d, pass);
+  if (!op_recompute) add_attention_core_forward(steps, shape, d, pass);
   if (shape.fp8_linear)
     steps.push_back(detail::fp8_cast("attn.out.fp8_cast", pass, as_double(d.tokens) * as_double(d.attention_local)));
   steps.push_back(
       with_pass(detail::linear_forward("attn.out", shape.linear_dtype(), d.tokens, d.attention_local, m.hidden)));
-  if (auto leave = leave_region_forward(shape, d, "attn.out")) steps.push_back(with_pass(*leave));
+  // A reduce-scatter's output is saved (sequence parallelism); an all-reduce is recomputed.
+  if (auto leave = leave_region_forward(shape, d, "attn.out"); leave && !(op_recompute && shape.sequence_parallel))
+    steps.push_back(with_pass(*leave));
   residual("attn.residual");
   norm("mlp.norm");
-  if (shape.moe_ffn && m.moe)
-    detail::add_moe_forward(steps, shape, pass);
-  else
+  if (shape.moe_ffn && m.moe) {
+    if (!op_recompute) detail::add_moe_forward(steps, shape, pass); // op_recompute: experts not modelled
+  } else if (op_recompute) {
+    add_ffn_op_recompute(steps, shape, d, pass, swiglu);
+  } else {
     detail::add_dense_ffn_forward(steps, shape, pass);
+  }
   residual("mlp.residual");
 }
 
@@ -148,6 +183,8 @@ StepSequence transformer_layer_recompute(const LayerShape& shape, Recompute mode
     // Selective recomputation re-runs only the attention core, whose s^2 activations dominate
     // memory but cost few FLOPs (Korthikanti et al. 2022, section 4.2).
     add_attention_core_forward(steps, shape, dims_of(shape), Pass::recompute);
+  } else if (mode == Recompute::selective_op) {
+    add_forward(steps, shape, Pass::recompute, true);
   }
   return steps;
 }

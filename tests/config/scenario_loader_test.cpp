@@ -267,6 +267,15 @@ training:
   CHECK_FALSE(w.plan.overlap.tp_async_backward);
 }
 
+TEST_CASE("recompute: selective-op reads as torchtitan's per-operator checkpointing") {
+  const auto w =
+      config::parse_workload({"w.yaml", R"(model: {layers: 2, hidden: 512, heads: 8, vocab: 1000, seq_len: 128}
+training: {global_batch: 2, micro_batch: 1, parallelism: {tensor: 1, pipeline: 1, data: 2}, recompute: selective-op}
+)"});
+  CHECK(w.plan.recompute == model::Recompute::selective_op);
+  CHECK(model::to_string(w.plan.recompute) == "selective-op");
+}
+
 TEST_CASE("optional keys of the platform file are read") {
   const auto c = config::parse_platform({"p.yaml", test::small_platform},
                                         {"device.operator_model={gemm_efficiency: 0.6, memory_efficiency: 0.9, "

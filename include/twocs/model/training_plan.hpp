@@ -12,7 +12,9 @@
 namespace twocs::model {
 
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved_one_f_one_b };
-enum class Recompute { none, selective, full };
+/// selective: Korthikanti et al. 2022's attention-core recomputation; selective_op: torchtitan's
+/// per-operator policy (docs/memory-model.md, "Activations").
+enum class Recompute { none, selective, full, selective_op };
 enum class OptimizerKind { adam, sgd };
 /// ZeRO stages (Rajbhandari et al. SC'20): optimizer = ZeRO-1 / Megatron distributed optimizer,
 /// gradients = ZeRO-2, full = ZeRO-3 / FSDP.

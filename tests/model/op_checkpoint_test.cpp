@@ -1,0 +1,94 @@
+// recompute: selective-op, torchtitan's per-operator selective activation checkpointing
+// (torchtitan/distributed/activation_checkpoint.py: save SDPA, reduce_scatter and every odd mm of
+// the block wq, wk, wv, wo, w1, w3, w2), and PyTorch's unfused loss under framework fsdp.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <twocs/model/layer_ops.hpp>
+#include <twocs/model/memory.hpp>
+
+#include "support/modern_models.hpp"
+
+using namespace twocs::model;
+
+namespace {
+
+/// Llama 3 70B's block at Llama 3.1 8B's width: h 4096, 32 heads, 8 KV heads, SwiGLU f 14336.
+TransformerConfig llama_8b(std::int64_t layers) {
+  auto m = twocs::testing::llama3_70b();
+  m.layers = layers;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.ffn_hidden = 14336;
+  return m;
+}
+
+TrainingPlan plan_of(Recompute r, Framework f = Framework::megatron_lm) {
+  TrainingPlan plan;
+  plan.global_batch = 2;
+  plan.micro_batch = 2;
+  plan.dtype = Dtype::bf16;
+  plan.attention = AttentionKernel::fused;
+  plan.recompute = r;
+  plan.framework = f;
+  return plan;
+}
+
+double activations(const TransformerConfig& m, const TrainingPlan& plan) {
+  return estimate_memory(m, plan).stages.at(0).breakdown.activations.value();
+}
+
+double gemm_flops(const StepSequence& steps) {
+  double total = 0;
+  for (const auto& step : steps)
+    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->gemm) total += op->flops.value();
+  return total;
+}
+
+} // namespace
+
+TEST_CASE("selective-op keeps the block input, wq, wv, SDPA, w1 and w2 outputs of every layer") {
+  const double s = 8192, b = 2, h = 4096, a = 32, g = 8, d = 128, f = 14336, V = 128256;
+  const double layers = 4;
+  // Saved per layer, 2-byte elements: input (h), wq (a d = h), wv (g d), SDPA output (h) and fp32
+  // logsumexp (4 bytes per head and token), w1 (f), w2 (h).
+  const double saved = s * b * (2 * h + 2 * h + 2 * g * d + 2 * h + 4 * a + 2 * f + 2 * h);
+  // The backward rebuilds one layer's unsaved activations: Korthikanti's no-recompute bytes with
+  // FlashAttention's fp32 statistics (34 s b h + 4 s b a) less what that layer saved.
+  const double none_layer = s * b * (34 * h + 4 * a);
+  const double logits = 4 * s * b * V; // fp32, vocabulary a multiple of 128 already
+  const double expected = layers * saved + (none_layer - saved) + logits;
+  CHECK(activations(llama_8b(4), plan_of(Recompute::selective_op)) == doctest::Approx(expected));
+  // Less than Korthikanti's selective recomputation (34 s b h per layer at t = 1).
+  CHECK(saved < 34 * s * b * h);
+}
+
+TEST_CASE("PyTorch's unfused cross-entropy holds three fp32 vocabulary tensors at the start of backward") {
+  const double s = 8192, b = 2, V = 128256;
+  const auto m = llama_8b(2);
+  const double megatron = activations(m, plan_of(Recompute::selective_op, Framework::megatron_lm));
+  const double fsdp = activations(m, plan_of(Recompute::selective_op, Framework::fsdp));
+  CHECK(fsdp - megatron == doctest::Approx(2 * 4 * s * b * V));
+}
+
+TEST_CASE("selective-op recomputes wk, wo and w3 and every memory-bound kernel, not SDPA") {
+  LayerShape shape;
+  shape.model = llama_8b(1);
+  shape.micro_batch = 2;
+  shape.attention = AttentionKernel::fused;
+  const double tokens = 2 * 8192, h = 4096, kv = 8 * 128, f = 14336;
+  const auto steps = transformer_layer_recompute(shape, Recompute::selective_op);
+  CHECK(gemm_flops(steps) == doctest::Approx(2 * tokens * h * (kv + h + f)));
+  int norms = 0;
+  for (const auto& step : steps) {
+    const auto* op = std::get_if<ComputeOp>(&step);
+    REQUIRE(op != nullptr);
+    CHECK(op->pass == Pass::recompute);
+    CHECK(op->name.find("flash") == std::string::npos);
+    if (op->name.find("norm") != std::string::npos) ++norms;
+  }
+  CHECK(norms == 2);
+  // Fewer GEMM FLOPs than the full forward's wq..w2 (2 tokens h (2h + 2 g d + 3 f)).
+  CHECK(gemm_flops(steps) < 2 * tokens * h * (2 * h + 2 * kv + 3 * f));
+}
