@@ -80,9 +80,11 @@ TEST_CASE("across nodes automatic takes the tree for small all-reduces and the r
   CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, units::bytes(1024.0),
                                     group)
             .algorithm == Algorithm::tree);
-  // 1 GiB: the tree's busiest rank sends 2 S, the ring's 2 (n - 1) / n S.
+  // 8 GiB: the tree's busiest rank sends 2 S, the ring's 2 (n - 1) / n S: 2 S / n = 5.6 ms more,
+  // against the Simple ring's NCCL latency of 8.4 + 126 x 14 us = 1.8 ms (tuning.cc; at 1 GiB the
+  // tree's 0.7 ms less wins).
   CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce,
-                                    units::bytes(1024.0 * 1024 * 1024), group)
+                                    units::bytes(8.0 * 1024 * 1024 * 1024), group)
             .algorithm == Algorithm::ring);
   policy.automatic_tree = false; // as `twocs run`: the tree only when named
   CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, units::bytes(1024.0),
