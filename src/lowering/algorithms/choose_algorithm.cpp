@@ -58,7 +58,8 @@ units::Seconds estimate_time(Algorithm algorithm, CollectiveKind kind, units::By
   return units::seconds(0);
 }
 
-Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const CollectiveContext& c, bool allow_tree) {
+Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const CollectiveContext& c, bool allow_tree,
+                           bool with_protocols) {
   if (kind == CollectiveKind::all_to_all) return Algorithm::direct;
   if (kind == CollectiveKind::broadcast || kind == CollectiveKind::send_recv || c.ranks <= 2) return Algorithm::ring;
   // NCCL's own algorithms (NCCL_ALGO: ring, tree, NVLS; src/graph/tuning.cc): hierarchical and
@@ -72,7 +73,8 @@ Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const Collect
     candidates.push_back(Algorithm::direct); // a mesh: every link at once
   // Each candidate with its best protocol, as NCCL's tuner picks algorithm and protocol together.
   const auto estimate = [&](Algorithm a) {
-    return estimate_with_protocol(a, kind, size, c, choose_protocol(a, kind, size, c)).value();
+    return with_protocols ? estimate_with_protocol(a, kind, size, c, choose_protocol(a, kind, size, c)).value()
+                          : estimate_time(a, kind, size, c).value();
   };
   Algorithm best = Algorithm::ring;
   double best_time = estimate(best);
