@@ -43,8 +43,7 @@ struct CollectivePolicy {
   bool automatic_tree = false;
   /// Whether collectives within a node pay NCCL's protocol costs and `automatic` weighs them
   /// (collective_protocol.hpp), as `twocs collbench` does. Off in `twocs run` for now: on, it moved
-  /// two NeMo FP8 validation runs by +0.7 and +1.1 points and a folded Llama 3 405B run by 1.8%
-  /// from its unfolded twin (docs/network.md, section 7).
+  /// two NeMo FP8 validation runs by +0.7 and +1.1 points (docs/network.md, section 7).
   bool protocols = false;
   /// Rings step by step, coarse (one transfer per link) or coarse where large (collective_lowering.hpp).
   CollectiveLowering lowering = CollectiveLowering::step;
