@@ -8,6 +8,7 @@
 #include <twocs/fileio/output_file.hpp>
 #include <twocs/lowering/collective_algorithm_lowering.hpp>
 #include <twocs/lowering/collective_lowering.hpp>
+#include <twocs/lowering/collective_protocol.hpp>
 #include <twocs/platform/collective_context.hpp>
 #include <twocs/report/collbench_table.hpp>
 #include <twocs/units/parse.hpp>
@@ -29,11 +30,14 @@ report::CollbenchRow bench_one(const platform::Topology& topology, lowering::Col
                                lowering::Algorithm asked, units::Bytes size, lowering::ScheduleShape shape,
                                double bus_factor, lowering::CollectiveLowering mode) {
   const auto n = shape.ranks;
+  const auto context = platform::collective_context(topology, n);
   const lowering::Algorithm algorithm =
-      asked == lowering::Algorithm::automatic
-          ? lowering::choose_algorithm(kind, size, platform::collective_context(topology, n))
-          : asked;
+      asked == lowering::Algorithm::automatic ? lowering::choose_algorithm(kind, size, context) : asked;
   shape.coarse = lowering::lowers_coarse(mode, kind, algorithm, shape.ranks);
+  // NCCL's protocol for the algorithm that runs (a fallback's when the asked one does not apply).
+  const lowering::Algorithm runs = lowering::make_schedule(algorithm, kind, units::Bytes(0), shape).algorithm;
+  const auto protocol = lowering::choose_protocol(runs, kind, size, context);
+  lowering::apply_protocol(shape, runs, kind, context, protocol);
   const auto schedule = lowering::make_schedule(algorithm, kind, size, shape);
   lowering::TaskGraph graph(n);
   lowering::Transfer prototype;
@@ -50,7 +54,8 @@ report::CollbenchRow bench_one(const platform::Topology& topology, lowering::Col
   row.time = timeline.makespan;
   row.algbw = row.time.value() > 0 ? size / row.time : units::ByteRate(0);
   row.busbw = row.algbw * bus_factor;
-  const bool coarse = !schedule.messages.empty() && schedule.messages.front().latency_steps > 1;
+  const bool coarse =
+      !schedule.messages.empty() && schedule.messages.front().latency_steps > 1 + shape.protocol_latency_steps;
   row.algorithm = std::string(lowering::to_string(schedule.algorithm)) + (coarse ? "-coarse" : "");
   return row;
 }

@@ -128,8 +128,11 @@ std::int64_t coarse_collectives(const lowering::TaskGraph& graph) {
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     if (!graph.task(id).is_transfer()) continue;
     const lowering::Transfer& t = graph.transfer(id);
-    if (t.latency_steps > 1 && t.collective != last) ++count;
-    if (t.latency_steps > 1) last = t.collective;
+    // A coarse ring's transfers stand for its last step; NCCL's protocol latency (also in
+    // latency_steps, collective_protocol.hpp) delays a collective's first step only.
+    const bool coarse = t.latency_steps > 1 && t.step > 0;
+    if (coarse && t.collective != last) ++count;
+    if (coarse) last = t.collective;
   }
   return count;
 }

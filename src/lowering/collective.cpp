@@ -32,7 +32,11 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   steps_ = plan.steps;
   const TaskTag tag{spec.pass, spec.layer, spec.micro_batch, spec.label};
   Transfer message;
-  message.bytes = plan.chunk;
+  // NCCL's protocol (collective_protocol.hpp): its wire bytes; its latency is waited at the start.
+  message.bytes = plan.chunk / spec.shape.protocol_bandwidth_fraction;
+  protocol_steps_ = spec.kind == model::Collective::ring_exchange || spec.kind == model::Collective::send_recv
+                        ? 0
+                        : spec.shape.protocol_latency_steps;
   message.collective = instance_id;
   message.group = spec.group;
   // An all-to-all is always the direct pairwise exchange (NCCL's alltoall: one send and
@@ -105,6 +109,7 @@ void CollectiveInstance::lower_ring(TaskSink& graph, const TaskTag& tag, Transfe
     for (std::size_t i = 0; i < senders_; ++i) {
       message.step = step;
       message.peer = devices_[(i + 1) % n];
+      message.latency_steps = first_step_latency(step);
       const TaskId id = graph.add_transfer(devices_[i], tag, message);
       transfers_.push_back(id);
       if (step == 0) continue;
@@ -126,7 +131,7 @@ void CollectiveInstance::lower_coarse(TaskSink& graph, const TaskTag& tag, Trans
   senders_ = n;
   message.bytes = message.bytes * static_cast<double>(steps_);
   message.step = steps_ - 1;
-  message.latency_steps = static_cast<std::uint16_t>(steps_);
+  message.latency_steps = coarse_latency_steps();
   transfers_.reserve(n + 1);
   for (std::size_t i = 0; i < n; ++i) {
     message.peer = devices_[(i + 1) % n];
@@ -150,7 +155,7 @@ void CollectiveInstance::lower_mirrored_coarse(TaskSink& graph, const TaskTag& t
   senders_ = 2;
   message.bytes = message.bytes * static_cast<double>(steps_);
   message.step = steps_ - 1;
-  message.latency_steps = static_cast<std::uint16_t>(steps_);
+  message.latency_steps = coarse_latency_steps();
   message.peer = devices_[(member + 1) % n];
   transfers_.push_back(graph.add_transfer(devices_[member], tag, message));
   message.peer = devices_[member];
@@ -165,6 +170,7 @@ void CollectiveInstance::lower_mirrored(TaskSink& graph, const TaskTag& tag, Tra
   for (int step = 0; step < steps_; ++step) {
     message.step = step;
     message.peer = devices_[(member + 1) % n];
+    message.latency_steps = first_step_latency(step);
     const TaskId send = graph.add_transfer(devices_[member], tag, message);
     message.peer = devices_[member];
     const TaskId receive = graph.add_transfer(devices_[(member + n - 1) % n], tag, message);
@@ -200,6 +206,14 @@ void CollectiveInstance::lower_mirrored_direct(TaskSink& graph, const TaskTag& t
       schedule_exits_[member].push_back(id);
     }
   }
+}
+
+std::uint16_t CollectiveInstance::first_step_latency(int step) const {
+  return static_cast<std::uint16_t>(step == 0 ? std::min(1 + protocol_steps_, 0xFFFF) : 1);
+}
+
+std::uint16_t CollectiveInstance::coarse_latency_steps() const {
+  return static_cast<std::uint16_t>(std::min(steps_ + protocol_steps_, 0xFFFF));
 }
 
 std::size_t CollectiveInstance::position_of(DeviceId device) const {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <twocs/lowering/collective_protocol.hpp>
+
 namespace twocs::lowering {
 namespace {
 
@@ -56,11 +58,19 @@ CollectiveChoice choose_collective(const CollectivePolicy& policy, model::CommGr
   CollectiveChoice choice;
   if (policy.network && kind != CollectiveKind::send_recv && devices.size() > 1) {
     choice.shape = group_shape(*policy.network, devices);
+    const CollectiveContext context = group_context(*policy.network, devices);
     const Algorithm asked = policy.for_group(group);
-    choice.algorithm =
-        asked == Algorithm::automatic
-            ? choose_algorithm(kind, size, group_context(*policy.network, devices), policy.automatic_tree)
-            : asked;
+    choice.algorithm = asked == Algorithm::automatic
+                           ? choose_algorithm(kind, size, context, policy.automatic_tree, policy.protocols)
+                           : asked;
+    // NCCL's protocol for the algorithm that runs (make_schedule falls back to the ring where the
+    // asked one does not apply), as collbench does; within a node only: across nodes `twocs run`
+    // lowers the flat ring where NCCL would run its per-NIC rings or trees, and the delay, counted
+    // in each message's own route latency, would differ between a folded member and the group.
+    if (policy.protocols && context.ranks_per_node == 0) {
+      const Algorithm runs = make_schedule(choice.algorithm, kind, units::Bytes(0), choice.shape).algorithm;
+      apply_protocol(choice.shape, runs, kind, context, choose_protocol(runs, kind, size, context));
+    }
   }
   choice.shape.coarse =
       lowers_coarse(policy.lowering, kind, choice.algorithm, static_cast<std::int32_t>(devices.size()));

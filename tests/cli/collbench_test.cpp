@@ -54,6 +54,32 @@ TEST_CASE("collbench matches published all-reduce bus bandwidths within 10% from
   }
 }
 
+TEST_CASE("collbench matches the published all-reduce curves within 25% from 8 MiB (NCCL's protocols)") {
+  struct Point {
+    const char* platform;
+    const char* size;
+    double busbw; // GB/s, published (docs/network.md, section 6)
+  };
+  const Point cases[] = {
+      {"platforms/dgx-a100-80gb.yaml", "8MiB", 109.93},  // stas00/ml-engineering, 8x A100
+      {"platforms/dgx-a100-80gb.yaml", "64MiB", 171.54}, // same
+      {"platforms/dgx-a100-80gb.yaml", "256MiB", 194.07},
+      {"platforms/dgx-h100.yaml", "64MiB", 361.78}, // Azure ND H100 v5, NVLS
+      {"platforms/dgx-h100.yaml", "256MiB", 423.38},
+      {"platforms/mi300x.yaml", "8MiB", 175.43}, // ROCm blogs, mi300x-rccl-xgmi
+      {"platforms/mi300x.yaml", "64MiB", 273.66},
+      {"platforms/mi300x.yaml", "256MiB", 305.62},
+  };
+  const TempDir dir("collbench-curve");
+  for (const Point& p : cases) {
+    CAPTURE(p.platform);
+    CAPTURE(p.size);
+    const auto j = collbench({"--platform", source_file(p.platform), "-b", p.size, "-e", p.size}, dir);
+    REQUIRE(j["rows"].size() == 1);
+    CHECK(j["rows"][0]["busbw_GBps"].get<double>() == doctest::Approx(p.busbw).epsilon(0.25));
+  }
+}
+
 TEST_CASE("collbench: bus bandwidth grows with size, time is size over algbw, algorithm named") {
   const TempDir dir("collbench-rows");
   const auto j = collbench({"-b", "1MiB", "-e", "64MiB", "--collective", "all-gather"}, dir);

@@ -75,17 +75,43 @@ TEST_CASE("across nodes automatic takes the tree for small all-reduces and the r
   lowering::CollectivePolicy policy;
   policy.network = dgx_like(0);
   policy.automatic_tree = true;         // as collbench
+  policy.protocols = true;              // as collbench
   const auto group = strided(0, 64, 8); // 64 nodes, one rank each
   // Ring: 2 x 63 latencies of 5 us = 630 us; tree: 2 log2(64) = 12 latencies = 60 us.
   CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, units::bytes(1024.0),
                                     group)
             .algorithm == Algorithm::tree);
-  // 1 GiB: the tree's busiest rank sends 2 S, the ring's 2 (n - 1) / n S.
+  // 8 GiB: the tree's busiest rank sends 2 S, the ring's 2 (n - 1) / n S: 2 S / n = 5.6 ms more,
+  // against the Simple ring's NCCL latency of 8.4 + 126 x 14 us = 1.8 ms (tuning.cc; at 1 GiB the
+  // tree's 0.7 ms less wins).
   CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce,
-                                    units::bytes(1024.0 * 1024 * 1024), group)
+                                    units::bytes(8.0 * 1024 * 1024 * 1024), group)
             .algorithm == Algorithm::ring);
   policy.automatic_tree = false; // as `twocs run`: the tree only when named
   CHECK(lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, units::bytes(1024.0),
                                     group)
             .algorithm == Algorithm::ring);
+}
+
+TEST_CASE("with protocols on, a group within a node gets NCCL's protocol, across nodes and off none") {
+  lowering::CollectivePolicy policy;
+  policy.network = dgx_like(0);
+  const units::Bytes size = units::bytes(8.0 * 1024 * 1024);
+  const auto off =
+      lowering::choose_collective(policy, model::CommGroup::tensor, CollectiveKind::all_reduce, size, strided(0, 8, 1));
+  CHECK(off.shape.protocol_latency_steps == 0);
+  CHECK(off.shape.protocol_bandwidth_fraction == 1.0);
+  policy.protocols = true;
+  // 8 ranks at 370 GB/s, 2 us: LL128 (14 + 14 x 1.9 = 40.6 us) beats Simple (8.4 + 14 x 3.4 = 56 us)
+  // at 8 MiB; 40.6 - 14 x 2 = 12.6 us beyond the messages' latencies: 6 of 2 us.
+  const double w = 2.0 * 7 / 8 * size.value() / 370e9;
+  REQUIRE(40.6e-6 + w / 0.92 < 56e-6 + w);
+  const auto on =
+      lowering::choose_collective(policy, model::CommGroup::tensor, CollectiveKind::all_reduce, size, strided(0, 8, 1));
+  CHECK(on.shape.protocol_latency_steps == 6);
+  CHECK(on.shape.protocol_bandwidth_fraction == doctest::Approx(0.92));
+  const auto across =
+      lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, size, strided(0, 4, 8));
+  CHECK(across.shape.protocol_latency_steps == 0);
+  CHECK(across.shape.protocol_bandwidth_fraction == 1.0);
 }

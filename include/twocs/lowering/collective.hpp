@@ -67,6 +67,10 @@ public:
 
 private:
   [[nodiscard]] std::size_t position_of(DeviceId device) const;
+  /// Route latencies a ring message pays: its own, plus the protocol's at the first step.
+  [[nodiscard]] std::uint16_t first_step_latency(int step) const;
+  /// A coarse ring message's: its steps' and the protocol's (ScheduleShape::protocol_latency_steps).
+  [[nodiscard]] std::uint16_t coarse_latency_steps() const;
   [[nodiscard]] TaskId transfer(int step, std::size_t position) const;
   void lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point);
   void lower_coarse(TaskSink& graph, const TaskTag& tag, Transfer message);
@@ -78,6 +82,7 @@ private:
 
   std::vector<DeviceId> devices_;
   int steps_ = 0;
+  int protocol_steps_ = 0;        // NCCL's protocol latency beyond the messages' own, in route latencies
   std::size_t senders_ = 0;       // transfers per step: n for a ring, 1 for send_recv, 2 mirrored
   std::vector<TaskId> transfers_; // [step * senders + position]: from devices_[position] to its successor;
                                   // mirrored: [step * 2] the member's send, [step * 2 + 1] its receive

@@ -76,6 +76,11 @@ struct ScheduleShape {
   /// Rings (reduce-scatter, all-gather, all-reduce) as one message per ring link and channel
   /// carrying the whole step sequence's bytes (collective_lowering.hpp); other algorithms ignore it.
   bool coarse = false;
+  /// NCCL's protocol (collective_protocol.hpp): payload bytes per wire byte (LL 0.5, LL128 0.92,
+  /// Simple 1; every message carries its bytes / this), and the route latencies its latency adds
+  /// beyond the messages' own, waited by every message that starts the collective.
+  double protocol_bandwidth_fraction = 1.0;
+  int protocol_latency_steps = 0;
 };
 
 /// Builds `algorithm` for `kind` over `shape.ranks` ranks moving `size` (nccl-tests' S). Falls

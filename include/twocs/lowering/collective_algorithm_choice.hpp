@@ -28,9 +28,10 @@ struct CollectiveContext {
                                            const CollectiveContext& context);
 
 /// The applicable algorithm with the smallest estimate; ties keep the ring. `allow_tree`: whether
-/// the double binary tree is a candidate across nodes.
+/// the double binary tree is a candidate across nodes; `with_protocols`: whether each estimate
+/// carries its best NCCL protocol's costs (collective_protocol.hpp).
 [[nodiscard]] Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const CollectiveContext& context,
-                                         bool allow_tree = true);
+                                         bool allow_tree = true, bool with_protocols = true);
 
 /// NCCL's protocols and their documented costs (src/graph/tuning.cc, NCCL 2.2x): a per-hop
 /// latency over NVLink and over the network, and the share of the link bandwidth they reach.

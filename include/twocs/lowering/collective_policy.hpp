@@ -41,6 +41,10 @@ struct CollectivePolicy {
   /// per collective instead of the mirrored ring's 4 n: minutes instead of a second at 256
   /// nodes), and it is not node-aware yet (docs/network.md, section 7). Named, it runs.
   bool automatic_tree = false;
+  /// Whether collectives within a node pay NCCL's protocol costs and `automatic` weighs them
+  /// (collective_protocol.hpp), as `twocs collbench` does. Off in `twocs run` for now: on, it moved
+  /// two NeMo FP8 validation runs by +0.7 and +1.1 points (docs/network.md, section 7).
+  bool protocols = false;
   /// Rings step by step, coarse (one transfer per link) or coarse where large (collective_lowering.hpp).
   CollectiveLowering lowering = CollectiveLowering::step;
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include <twocs/lowering/collective_algorithm_choice.hpp>
+#include <twocs/lowering/collective_protocol.hpp>
 
 #include "schedule_builder.hpp"
 
@@ -57,7 +58,8 @@ units::Seconds estimate_time(Algorithm algorithm, CollectiveKind kind, units::By
   return units::seconds(0);
 }
 
-Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const CollectiveContext& c, bool allow_tree) {
+Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const CollectiveContext& c, bool allow_tree,
+                           bool with_protocols) {
   if (kind == CollectiveKind::all_to_all) return Algorithm::direct;
   if (kind == CollectiveKind::broadcast || kind == CollectiveKind::send_recv || c.ranks <= 2) return Algorithm::ring;
   // NCCL's own algorithms (NCCL_ALGO: ring, tree, NVLS; src/graph/tuning.cc): hierarchical and
@@ -69,10 +71,15 @@ Algorithm choose_algorithm(CollectiveKind kind, units::Bytes size, const Collect
     candidates.push_back(Algorithm::in_network);
   if (!spans_nodes(c) && c.intra_pair_bandwidth.value() > 0 && c.intra_pair_bandwidth < c.intra_bandwidth)
     candidates.push_back(Algorithm::direct); // a mesh: every link at once
+  // Each candidate with its best protocol, as NCCL's tuner picks algorithm and protocol together.
+  const auto estimate = [&](Algorithm a) {
+    return with_protocols ? estimate_with_protocol(a, kind, size, c, choose_protocol(a, kind, size, c)).value()
+                          : estimate_time(a, kind, size, c).value();
+  };
   Algorithm best = Algorithm::ring;
-  double best_time = estimate_time(best, kind, size, c).value();
+  double best_time = estimate(best);
   for (Algorithm a : candidates) {
-    const double t = estimate_time(a, kind, size, c).value();
+    const double t = estimate(a);
     if (t < best_time) {
       best = a;
       best_time = t;

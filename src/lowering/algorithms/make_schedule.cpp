@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <array>
 #include <cassert>
 
@@ -53,9 +54,10 @@ Algorithm configured_algorithm(const std::map<std::string, std::string>& collect
   return algorithm_from_string(it->second).value_or(Algorithm::automatic);
 }
 
-CollectiveSchedule make_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
-                                 const ScheduleShape& shape) {
-  assert(shape.ranks >= 1 && shape.channels >= 1 && shape.chunks >= 1);
+namespace {
+
+CollectiveSchedule build_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
+                                  const ScheduleShape& shape) {
   using namespace detail;
   if (kind == CollectiveKind::all_to_all) return direct_schedule(algorithm, kind, size, shape);
   if (shape.ranks > 1) {
@@ -71,6 +73,21 @@ CollectiveSchedule make_schedule(Algorithm algorithm, CollectiveKind kind, units
     if (algorithm == Algorithm::direct && reduction_or_gather) return direct_schedule(algorithm, kind, size, shape);
   }
   return ring_schedule(kind, size, shape);
+}
+
+} // namespace
+
+CollectiveSchedule make_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
+                                 const ScheduleShape& shape) {
+  assert(shape.ranks >= 1 && shape.channels >= 1 && shape.chunks >= 1);
+  assert(shape.protocol_bandwidth_fraction > 0 && shape.protocol_bandwidth_fraction <= 1);
+  CollectiveSchedule s = build_schedule(algorithm, kind, size, shape);
+  // The protocol's costs (collective_protocol.hpp): wire bytes, and its latency before the start.
+  for (ScheduledMessage& m : s.messages) {
+    m.bytes = m.bytes / shape.protocol_bandwidth_fraction;
+    if (m.after.empty()) m.latency_steps = std::min(m.latency_steps + shape.protocol_latency_steps, 0xFFFF);
+  }
+  return s;
 }
 
 units::Bytes bytes_each_rank_sends(CollectiveKind kind, Algorithm algorithm, units::Bytes size, std::int32_t ranks) {

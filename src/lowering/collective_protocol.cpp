@@ -1,0 +1,92 @@
+#include <twocs/lowering/collective_protocol.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+
+namespace twocs::lowering {
+namespace {
+
+bool spans_nodes(const CollectiveContext& c) { return c.ranks_per_node > 0 && c.ranks_per_node < c.ranks; }
+
+// NCCL src/graph/tuning.cc, tree hwLatencies (us, Simple): NVLink 4.0, network 14; base 8.4.
+constexpr double tree_simple_base = 8.4e-6;
+constexpr double tree_simple_nvlink_hop = 4.0e-6;
+constexpr double tree_simple_network_hop = 14.0e-6;
+// NCCL src/graph/tuning.cc, NVLS hwLatencies (us, Simple): NVLink 25, network 18; base 0.
+constexpr double nvls_nvlink_latency = 25e-6;
+constexpr double nvls_network_latency = 18e-6;
+
+bool ring_like(Algorithm a) { return a == Algorithm::ring || a == Algorithm::automatic || a == Algorithm::direct; }
+
+/// NCCL's ring steps: 2 (n - 1) for all-reduce, n - 1 for reduce-scatter and all-gather
+/// (tuning.cc nsteps); of them 2 (m - 1) or m - 1 cross the network (nInterSteps).
+double ring_latency(Protocol p, CollectiveKind kind, const CollectiveContext& c) {
+  const double f = kind == CollectiveKind::all_reduce ? 2.0 : 1.0;
+  const double n = c.ranks;
+  const double m = spans_nodes(c) ? n / c.ranks_per_node : 1.0;
+  const double inter_steps = f * (m - 1);
+  const double steps = f * (n - 1);
+  const ProtocolCost cost = protocol_cost(p);
+  return cost.base_latency.value() + (steps - inter_steps) * cost.nvlink_hop.value() +
+         inter_steps * cost.network_hop.value();
+}
+
+bool modelled_kind(CollectiveKind k) {
+  return k == CollectiveKind::all_reduce || k == CollectiveKind::reduce_scatter || k == CollectiveKind::all_gather;
+}
+
+} // namespace
+
+units::Seconds nccl_latency(Algorithm algorithm, Protocol protocol, CollectiveKind kind, const CollectiveContext& c) {
+  if (!modelled_kind(kind) || c.ranks <= 1) return units::seconds(0);
+  if (ring_like(algorithm)) return units::seconds(ring_latency(protocol, kind, c));
+  const bool multi = spans_nodes(c);
+  if (algorithm == Algorithm::tree && kind == CollectiveKind::all_reduce) {
+    const double g = multi ? c.ranks_per_node : c.ranks;
+    const double m = multi ? static_cast<double>(c.ranks) / g : 1.0;
+    return units::seconds(tree_simple_base +
+                          2 * ((g - 1) * tree_simple_nvlink_hop + std::floor(std::log2(m)) * tree_simple_network_hop));
+  }
+  if (algorithm == Algorithm::in_network && kind == CollectiveKind::all_reduce)
+    return units::seconds(nvls_nvlink_latency + (multi ? nvls_network_latency : 0.0));
+  return units::seconds(0);
+}
+
+units::Seconds estimate_with_protocol(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
+                                      const CollectiveContext& c, const ProtocolChoice& p) {
+  const double simulated_latency = estimate_time(algorithm, kind, units::Bytes(0), c).value();
+  const double bytes_term = estimate_time(algorithm, kind, size, c).value() - simulated_latency;
+  return units::seconds(std::max(p.latency.value(), simulated_latency) + bytes_term / p.bandwidth_fraction);
+}
+
+ProtocolChoice choose_protocol(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
+                               const CollectiveContext& c) {
+  const auto choice = [&](Protocol p) {
+    return ProtocolChoice{p, nccl_latency(algorithm, p, kind, c), protocol_cost(p).bandwidth_fraction};
+  };
+  ProtocolChoice best = choice(Protocol::simple);
+  if (!ring_like(algorithm) || !modelled_kind(kind)) return best;
+  double best_time = estimate_with_protocol(algorithm, kind, size, c, best).value();
+  for (Protocol p : {Protocol::ll128, Protocol::ll}) {
+    const ProtocolChoice candidate = choice(p);
+    const double t = estimate_with_protocol(algorithm, kind, size, c, candidate).value();
+    if (t < best_time) {
+      best = candidate;
+      best_time = t;
+    }
+  }
+  return best;
+}
+
+void apply_protocol(ScheduleShape& shape, Algorithm algorithm, CollectiveKind kind, const CollectiveContext& c,
+                    const ProtocolChoice& p) {
+  shape.protocol_bandwidth_fraction = p.bandwidth_fraction;
+  const double simulated_latency = estimate_time(algorithm, kind, units::Bytes(0), c).value();
+  const double route = spans_nodes(c) ? c.inter_latency.value() : c.intra_latency.value();
+  const double extra = std::max(0.0, p.latency.value() - simulated_latency);
+  // Whole route latencies (the engine's unit of delay); a platform without latency gets none.
+  shape.protocol_latency_steps = route > 0 ? static_cast<int>(std::lround(extra / route)) : 0;
+}
+
+} // namespace twocs::lowering

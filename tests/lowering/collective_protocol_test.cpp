@@ -1,0 +1,91 @@
+// NCCL's protocol costs (collective_protocol.hpp) against NCCL's tuner constants
+// (src/graph/tuning.cc) computed here, and their effect on a schedule.
+#include <algorithm>
+
+#include <doctest/doctest.h>
+
+#include <twocs/lowering/collective_protocol.hpp>
+
+using namespace twocs;
+using namespace twocs::lowering;
+
+namespace {
+
+/// 8 ranks on one NVSwitch node of 230 GB/s per direction, 2 us per message (a DGX A100).
+CollectiveContext one_node(std::int32_t ranks = 8, std::int32_t per_node = 0) {
+  CollectiveContext c;
+  c.ranks = ranks;
+  c.ranks_per_node = per_node;
+  c.intra_bandwidth = units::ByteRate(230e9);
+  c.intra_pair_bandwidth = units::ByteRate(230e9);
+  c.intra_latency = units::seconds(2e-6);
+  c.inter_bandwidth = units::ByteRate(24e9);
+  c.inter_latency = units::seconds(5e-6);
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("NCCL's ring latency: base + steps x hop, NVLink within a node, the network across") {
+  const auto c = one_node();
+  // tuning.cc: ring Simple base 8.4 us, NVLink hop 3.4 us; LL128 14.0 and 1.9; LL 6.6 and 0.6.
+  CHECK(nccl_latency(Algorithm::ring, Protocol::simple, CollectiveKind::all_reduce, c).value() ==
+        doctest::Approx(8.4e-6 + 14 * 3.4e-6));
+  CHECK(nccl_latency(Algorithm::ring, Protocol::ll128, CollectiveKind::all_gather, c).value() ==
+        doctest::Approx(14.0e-6 + 7 * 1.9e-6));
+  CHECK(nccl_latency(Algorithm::ring, Protocol::ll, CollectiveKind::reduce_scatter, c).value() ==
+        doctest::Approx(6.6e-6 + 7 * 0.6e-6));
+  // 4 nodes of 8: 62 steps, 6 of them over the network (14 us with Simple).
+  const auto four = one_node(32, 8);
+  CHECK(nccl_latency(Algorithm::ring, Protocol::simple, CollectiveKind::all_reduce, four).value() ==
+        doctest::Approx(8.4e-6 + 56 * 3.4e-6 + 6 * 14e-6));
+  CHECK(nccl_latency(Algorithm::in_network, Protocol::simple, CollectiveKind::all_reduce, c).value() ==
+        doctest::Approx(25e-6));
+  CHECK(nccl_latency(Algorithm::tree, Protocol::simple, CollectiveKind::all_reduce, four).value() ==
+        doctest::Approx(8.4e-6 + 2 * (7 * 4.0e-6 + 2 * 14e-6)));
+  CHECK(nccl_latency(Algorithm::hierarchical, Protocol::simple, CollectiveKind::all_reduce, four).value() == 0);
+  CHECK(nccl_latency(Algorithm::direct, Protocol::simple, CollectiveKind::all_to_all, c).value() == 0);
+}
+
+TEST_CASE("the protocol is the one with the smallest latency + bytes / share, as NCCL's tuner") {
+  const auto c = one_node();
+  const auto time = [&](double size, double latency, double share) {
+    return std::max(latency, 14 * 2e-6) + 2.0 * 7 / 8 * size / 230e9 / share;
+  };
+  for (double size : {64e3, 1e6, 8.0 * (1 << 20), 64.0 * (1 << 20), 1.0 * (1 << 30)}) {
+    CAPTURE(size);
+    const double ll = time(size, 6.6e-6 + 14 * 0.6e-6, 0.5);
+    const double ll128 = time(size, 14.0e-6 + 14 * 1.9e-6, 0.92);
+    const double simple = time(size, 8.4e-6 + 14 * 3.4e-6, 1.0);
+    const Protocol expected = simple <= std::min(ll, ll128) ? Protocol::simple
+                              : ll128 <= ll                 ? Protocol::ll128
+                                                            : Protocol::ll;
+    const auto p = choose_protocol(Algorithm::ring, CollectiveKind::all_reduce, units::Bytes(size), c);
+    CHECK(p.protocol == expected);
+    CHECK(estimate_with_protocol(Algorithm::ring, CollectiveKind::all_reduce, units::Bytes(size), c, p).value() ==
+          doctest::Approx(std::min({ll, ll128, simple})));
+  }
+  // 8 MiB picks LL128, 1 GiB Simple (the curve of docs/network.md).
+  CHECK(choose_protocol(Algorithm::ring, CollectiveKind::all_reduce, units::Bytes(8.0 * (1 << 20)), c).protocol ==
+        Protocol::ll128);
+  CHECK(choose_protocol(Algorithm::ring, CollectiveKind::all_reduce, units::Bytes(1.0 * (1 << 30)), c).protocol ==
+        Protocol::simple);
+}
+
+TEST_CASE("a schedule pays the protocol: wire bytes / share, NCCL's extra latency before its first messages") {
+  const auto c = one_node();
+  ScheduleShape shape;
+  shape.ranks = 8;
+  const auto p = choose_protocol(Algorithm::ring, CollectiveKind::all_reduce, units::Bytes(8.0 * (1 << 20)), c);
+  REQUIRE(p.protocol == Protocol::ll128);
+  apply_protocol(shape, Algorithm::ring, CollectiveKind::all_reduce, c, p);
+  // LL128: 40.6 us against the 14 x 2 us the messages pay: 12.6 us, 6 route latencies of 2 us.
+  CHECK(shape.protocol_latency_steps == 6);
+  CHECK(shape.protocol_bandwidth_fraction == doctest::Approx(0.92));
+  const units::Bytes size(8.0 * (1 << 20));
+  const auto s = make_schedule(Algorithm::ring, CollectiveKind::all_reduce, size, shape);
+  for (const auto& m : s.messages) {
+    CHECK(m.bytes.value() == doctest::Approx(size.value() / 8 / 0.92));
+    CHECK(m.latency_steps == (m.after.empty() ? 7 : 1));
+  }
+}
