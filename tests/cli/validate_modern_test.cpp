@@ -21,18 +21,18 @@ using twocs::test::TempDir;
 /// The Qwen3 EP 32 row rose from +13.3% to +14.6% with the all-to-all dispatcher's per-layer
 /// token-count all-gather and host sync (Megatron-Core token_dispatcher.py): over 32 ranks on 4
 /// nodes the all-gather pays 31 ring steps of latency (docs/validation.md says more).
-const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", 0.0936},
-                                                        {"llama3-405b-8k-16384gpu", 0.3781},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0141},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0545},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0588},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0648},
+const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", 0.0972},
+                                                        {"llama3-405b-8k-16384gpu", 0.3824},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0028},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0611},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0699},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0550},
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.2328},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5254},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1456},
-                                                        {"torchtitan-llama3-8b-fsdp8", -0.2203},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5211},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1482},
+                                                        {"torchtitan-llama3-8b-fsdp8", -0.2201},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.1490},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.2948},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.2945},
                                                         {"torchtitan-llama3-8b-fsdp128-compile", -0.2077}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
@@ -62,7 +62,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1877 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1878 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0924 + margin);
 }

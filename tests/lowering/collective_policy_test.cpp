@@ -96,6 +96,7 @@ TEST_CASE("across nodes automatic takes the tree for small all-reduces and the r
 TEST_CASE("with protocols on, a group within a node gets NCCL's protocol, across nodes and off none") {
   lowering::CollectivePolicy policy;
   policy.network = dgx_like(0);
+  policy.protocols = false; // the what-if: every message at the link's full rate, no protocol latency
   const units::Bytes size = units::bytes(8.0 * 1024 * 1024);
   const auto off =
       lowering::choose_collective(policy, model::CommGroup::tensor, CollectiveKind::all_reduce, size, strided(0, 8, 1));

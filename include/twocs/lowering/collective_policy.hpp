@@ -42,9 +42,10 @@ struct CollectivePolicy {
   /// nodes), and it is not node-aware yet (docs/network.md, section 7). Named, it runs.
   bool automatic_tree = false;
   /// Whether collectives within a node pay NCCL's protocol costs and `automatic` weighs them
-  /// (collective_protocol.hpp), as `twocs collbench` does. Off in `twocs run` for now: on, it moved
-  /// two NeMo FP8 validation runs by +0.7 and +1.1 points (docs/network.md, section 7).
-  bool protocols = false;
+  /// (collective_protocol.hpp), as `twocs collbench` does: one model for both. On by default; it
+  /// moved runs.yaml's errors by under 0.1 point and two NeMo FP8 runs by +0.7 and +1.1 points
+  /// (docs/network.md, section 7).
+  bool protocols = true;
   /// Rings step by step, coarse (one transfer per link) or coarse where large (collective_lowering.hpp).
   CollectiveLowering lowering = CollectiveLowering::step;
 
