@@ -23,8 +23,8 @@ constexpr std::array<std::string_view, 7> device_keys = {
 constexpr std::array<std::string_view, 1> interference_keys = {"compute_slowdown"};
 constexpr std::array<std::string_view, 2> speed_variation_keys = {"spread", "seed"};
 constexpr std::array<std::string_view, 2> node_keys = {"devices", "interconnect"};
-constexpr std::array<std::string_view, 5> interconnect_keys = {"topology", "bandwidth", "latency", "efficiency",
-                                                               "in_network_efficiency"};
+constexpr std::array<std::string_view, 6> interconnect_keys = {
+    "topology", "bandwidth", "latency", "efficiency", "in_network_efficiency", "in_network_channels"};
 constexpr std::array<std::string_view, 2> cluster_keys = {"nodes", "network"};
 constexpr std::array<std::string_view, 17> network_keys = {
     "topology",         "bandwidth",         "latency",         "oversubscription", "nodes_per_switch",
@@ -51,6 +51,8 @@ constexpr std::array cross_rail_values = {hardware::CrossRail::pxn, hardware::Cr
 /// that nodes x devices and every product of them stays inside 64-bit integers.
 constexpr std::int64_t max_devices_per_node = 1 << 16;
 constexpr std::int64_t max_nodes = 1 << 24;
+/// NCCL's MAXCHANNELS (src/include/device.h): no collective runs on more channels.
+constexpr std::int64_t max_in_network_channels = 64;
 
 std::int64_t read_count_up_to(const Field& f, std::int64_t limit) {
   const std::int64_t count = read_count(f);
@@ -124,6 +126,8 @@ hardware::NodeSpec read_node(const Field& field) {
   node.interconnect.latency = read_duration(link.required("latency", "2us"), "2us");
   if (const auto f = link.optional("efficiency")) node.interconnect.efficiency = read_real(*f);
   if (const auto f = link.optional("in_network_efficiency")) node.in_network_efficiency = read_real(*f);
+  if (const auto f = link.optional("in_network_channels"))
+    node.in_network_channels = static_cast<std::int32_t>(read_count_up_to(*f, max_in_network_channels));
   return node;
 }
 

@@ -37,6 +37,7 @@ CollectiveContext group_context(const CollectiveNetwork& net, std::span<const De
   c.inter_latency = c.ranks_per_node > 0 ? net.inter_latency : net.intra_latency;
   c.in_network_reduction = net.in_network_efficiency > 0;
   c.in_network_efficiency = c.in_network_reduction ? net.in_network_efficiency : 1.0;
+  c.in_network_channels = net.in_network_channels;
   return c;
 }
 

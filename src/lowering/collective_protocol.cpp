@@ -17,6 +17,13 @@ constexpr double tree_simple_network_hop = 14.0e-6;
 constexpr double nvls_nvlink_latency = 25e-6;
 constexpr double nvls_network_latency = 18e-6;
 
+// NCCL's NVLS chunk: NCCL_NVLS_CHUNKSIZE 128 KiB (src/transport/nvls.cc), under the Simple step
+// NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8 = 512 KiB (src/include/comm.h).
+constexpr double nvls_max_chunk = 128.0 * 1024;
+// NCCL's single-node NVLS all-reduce runs three warp groups per channel as a pipeline: scatter
+// into the switch buffers, reduce + multicast, gather (src/device/all_reduce.h, NCCL_ALGO_NVLS).
+constexpr double nvls_pipeline_stages = 3;
+
 bool ring_like(Algorithm a) { return a == Algorithm::ring || a == Algorithm::automatic || a == Algorithm::direct; }
 
 /// NCCL's ring steps: 2 (n - 1) for all-reduce, n - 1 for reduce-scatter and all-gather
@@ -53,6 +60,30 @@ units::Seconds nccl_latency(Algorithm algorithm, Protocol protocol, CollectiveKi
   return units::seconds(0);
 }
 
+units::Bytes in_network_chunk(units::Bytes size, const CollectiveContext& c) {
+  // src/enqueue.cc (calcCollChunking, NCCL_ALGO_NVLS): concurrent ops = channels x heads (the
+  // group's ranks); the chunk halves below 64, 8 and 2 rounds of them, down to 16 KiB.
+  const double ops = static_cast<double>(c.in_network_channels) * std::max(1, c.ranks);
+  const double s = size.value();
+  double chunk = nvls_max_chunk;
+  if (s < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (s < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (s < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  return units::Bytes(chunk);
+}
+
+units::Seconds in_network_pipeline_fill(units::Bytes size, const CollectiveContext& c) {
+  if (c.ranks <= 1) return units::seconds(0);
+  // One round moves channels x ranks chunks (all of `size` when it is smaller), at the simulated
+  // in-network rate: each rank's link carries S (1 + 1/n) / e (estimate_time).
+  const double n = c.ranks;
+  const double round =
+      std::min(size.value(), static_cast<double>(c.in_network_channels) * n * in_network_chunk(size, c).value());
+  const double round_time = round * (1 + 1 / n) / (c.in_network_efficiency * c.intra_bandwidth.value());
+  // The pipeline fills and drains: the last round leaves the last stage stages - 1 rounds late.
+  return units::seconds((nvls_pipeline_stages - 1) * round_time);
+}
+
 units::Seconds estimate_with_protocol(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                       const CollectiveContext& c, const ProtocolChoice& p) {
   const double simulated_latency = estimate_time(algorithm, kind, units::Bytes(0), c).value();
@@ -62,8 +93,10 @@ units::Seconds estimate_with_protocol(Algorithm algorithm, CollectiveKind kind, 
 
 ProtocolChoice choose_protocol(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                const CollectiveContext& c) {
+  const bool nvls = algorithm == Algorithm::in_network && kind == CollectiveKind::all_reduce;
   const auto choice = [&](Protocol p) {
-    return ProtocolChoice{p, nccl_latency(algorithm, p, kind, c), protocol_cost(p).bandwidth_fraction};
+    const units::Seconds fill = nvls ? in_network_pipeline_fill(size, c) : units::seconds(0);
+    return ProtocolChoice{p, nccl_latency(algorithm, p, kind, c) + fill, protocol_cost(p).bandwidth_fraction};
   };
   ProtocolChoice best = choice(Protocol::simple);
   if (!ring_like(algorithm) || !modelled_kind(kind)) return best;

@@ -37,6 +37,7 @@ lowering::CollectiveNetwork collective_network(const Topology& t) {
       units::min(t.nic_link.bandwidth, t.fabric_link.bandwidth) / static_cast<double>(t.devices_per_nic);
   n.inter_latency = t.devices > t.devices_per_node ? t.route_latency(0, t.devices_per_node) : n.intra_latency;
   n.in_network_efficiency = t.in_network_efficiency;
+  n.in_network_channels = t.in_network_channels;
   return n;
 }
 

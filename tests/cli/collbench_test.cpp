@@ -64,7 +64,10 @@ TEST_CASE("collbench matches the published all-reduce curves within 25% from 8 M
       {"platforms/dgx-a100-80gb.yaml", "8MiB", 109.93},  // stas00/ml-engineering, 8x A100
       {"platforms/dgx-a100-80gb.yaml", "64MiB", 171.54}, // same
       {"platforms/dgx-a100-80gb.yaml", "256MiB", 194.07},
-      {"platforms/dgx-h100.yaml", "64MiB", 361.78}, // Azure ND H100 v5, NVLS
+      {"platforms/dgx-h100.yaml", "8MiB", 172.13}, // Azure ND H100 v5, NVLS (the pipeline fill)
+      {"platforms/dgx-h100.yaml", "16MiB", 234.45},
+      {"platforms/dgx-h100.yaml", "32MiB", 295.53},
+      {"platforms/dgx-h100.yaml", "64MiB", 361.78},
       {"platforms/dgx-h100.yaml", "256MiB", 423.38},
       {"platforms/mi300x.yaml", "8MiB", 175.43}, // ROCm blogs, mi300x-rccl-xgmi
       {"platforms/mi300x.yaml", "64MiB", 273.66},

@@ -40,3 +40,16 @@ TEST_CASE("a torus that does not hold the cluster's nodes, a dragonfly without g
   const auto bad = test::platform_error(test::small_platform, {"cluster.network.routing=adaptive"});
   CHECK(bad.problem().find("ideal") != std::string::npos);
 }
+
+TEST_CASE("in-network channels: read, NCCL's Hopper 16 by default, outside [1, 64] refused") {
+  const auto plain = config::parse_platform({"p.yaml", test::small_platform}, {});
+  CHECK(plain.node.in_network_channels == 16);
+  const auto blackwell =
+      config::parse_platform({"p.yaml", test::small_platform}, {"node.interconnect.in_network_efficiency=0.74",
+                                                                "node.interconnect.in_network_channels=24"});
+  CHECK(blackwell.node.in_network_channels == 24);
+  const auto many = test::platform_error(test::small_platform, {"node.interconnect.in_network_channels=65"});
+  CHECK(many.problem().find("in_network_channels") != std::string::npos);
+  const auto none = test::platform_error(test::small_platform, {"node.interconnect.in_network_channels=0"});
+  CHECK(none.problem().find("in_network_channels") != std::string::npos);
+}

@@ -89,3 +89,48 @@ TEST_CASE("a schedule pays the protocol: wire bytes / share, NCCL's extra latenc
     CHECK(m.latency_steps == (m.after.empty() ? 7 : 1));
   }
 }
+
+TEST_CASE("NVLS chunks as NCCL's enqueue.cc sizes them: 128 KiB, halved below 64, 8 and 2 rounds") {
+  auto c = one_node();
+  c.in_network_reduction = true;
+  c.in_network_efficiency = 0.85;
+  c.in_network_channels = 16;
+  // One round on 8 ranks of 16 channels: 128 concurrent chunks.
+  const double KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+  const auto chunk = [&](double bytes) { return in_network_chunk(units::Bytes(bytes), c).value(); };
+  CHECK(chunk(8 * GiB) == 128 * KiB);
+  CHECK(chunk(1 * GiB) == 128 * KiB);    // 64 x 128 x 128 KiB = 1 GiB, not below
+  CHECK(chunk(1 * GiB - 1) == 64 * KiB); // below 64 rounds of 128 KiB
+  CHECK(chunk(64 * MiB) == 64 * KiB);    // 8 x 128 x 64 KiB = 64 MiB, not below
+  CHECK(chunk(32 * MiB) == 32 * KiB);
+  CHECK(chunk(8 * MiB) == 32 * KiB); // 2 x 128 x 32 KiB = 8 MiB, not below
+  CHECK(chunk(4 * MiB) == 16 * KiB);
+  CHECK(chunk(1 * KiB) == 16 * KiB);
+  c.in_network_channels = 24; // Blackwell: 192 concurrent chunks
+  CHECK(chunk(1 * GiB) == 64 * KiB);
+  CHECK(chunk(96 * MiB) == 64 * KiB);
+  CHECK(chunk(96 * MiB - 1) == 32 * KiB);
+}
+
+TEST_CASE("NVLS's three-stage pipeline adds two round times, a round capped by the message") {
+  auto c = one_node();
+  c.in_network_reduction = true;
+  c.in_network_efficiency = 0.85;
+  c.in_network_channels = 16;
+  const double rate = 0.85 * 230e9 / (1 + 1.0 / 8); // S per second at the in-network rate
+  const double MiB = 1024.0 * 1024;
+  // 8 MiB: 32 KiB chunks, a round of 128 x 32 KiB = 4 MiB.
+  CHECK(in_network_pipeline_fill(units::Bytes(8 * MiB), c).value() == doctest::Approx(2 * 4 * MiB / rate));
+  // 1 MiB: below one round (2 MiB of 16 KiB chunks), the round is the message.
+  CHECK(in_network_pipeline_fill(units::Bytes(1 * MiB), c).value() == doctest::Approx(2 * 1 * MiB / rate));
+  // 8 GiB: 128 KiB chunks, 16 MiB rounds: 2 of 512 rounds, under 0.4% of the bandwidth term.
+  const double big = 8 * 1024 * MiB;
+  CHECK(in_network_pipeline_fill(units::Bytes(big), c).value() == doctest::Approx(2 * 16 * MiB / rate));
+  CHECK(in_network_pipeline_fill(units::Bytes(big), c).value() < 0.004 * big / rate);
+  // The protocol choice carries it in NVLS's latency: 25 us + the fill.
+  const auto p = choose_protocol(Algorithm::in_network, CollectiveKind::all_reduce, units::Bytes(8 * MiB), c);
+  CHECK(p.protocol == Protocol::simple);
+  CHECK(p.latency.value() == doctest::Approx(25e-6 + 2 * 4 * MiB / rate));
+  c.ranks = 1;
+  CHECK(in_network_pipeline_fill(units::Bytes(8 * MiB), c).value() == 0);
+}

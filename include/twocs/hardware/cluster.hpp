@@ -80,6 +80,10 @@ struct NodeSpec {
   /// bytes of an in-network reduction over its efficiency (NCCL's tuner: 0.85 Hopper, 0.74
   /// Blackwell, src/graph/tuning.cc nvlsEfficiency). 0: no in-network reduction.
   double in_network_efficiency = 0.0;
+  /// NCCL's channels (thread blocks) for an in-network reduction, each pipelining its own chunks
+  /// (src/transport/nvls.cc: NVLS_NCHANNELS_SM90 16 on Hopper, NVLS_NCHANNELS_SM100_NVL 24 on
+  /// Blackwell within one NVLink domain).
+  std::int32_t in_network_channels = 16;
 };
 
 struct NetworkSpec {

@@ -26,10 +26,21 @@ struct ProtocolChoice {
 [[nodiscard]] units::Seconds nccl_latency(Algorithm algorithm, Protocol protocol, CollectiveKind kind,
                                           const CollectiveContext& context);
 
+/// NCCL's NVLS chunk for an all-reduce of `size` (src/enqueue.cc, calcCollChunking): 128 KiB,
+/// halved to 64, 32 and 16 KiB below 64, 8 and 2 rounds of channels x ranks chunks.
+[[nodiscard]] units::Bytes in_network_chunk(units::Bytes size, const CollectiveContext& context);
+
+/// What NCCL's chunked NVLS pipeline adds to an in-network all-reduce beyond its bandwidth term:
+/// its three stages (scatter, reduce + multicast, gather; src/device/all_reduce.h) fill and
+/// drain, so the collective takes (rounds + 2) round times, a round being channels x ranks chunks
+/// (or the whole message) at the in-network rate. Small against large messages (128 KiB chunks
+/// from 1 GiB on 8 GPUs), tens of microseconds from 1 to 32 MiB (docs/network.md, section 4).
+[[nodiscard]] units::Seconds in_network_pipeline_fill(units::Bytes size, const CollectiveContext& context);
+
 /// The protocol NCCL's tuner would take for `algorithm` at `size`: the smallest
 /// max(NCCL latency, simulated latency) + bytes term / bandwidth share, where the simulated
 /// terms are estimate_time's. Only the ring (and direct) may use LL and LL128; NVLS and the tree
-/// run Simple here (NVLS has no other, tuning.cc).
+/// run Simple here (NVLS has no other, tuning.cc); NVLS's latency includes its pipeline fill.
 [[nodiscard]] ProtocolChoice choose_protocol(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                              const CollectiveContext& context);
 

@@ -56,6 +56,7 @@ struct Topology {
   hardware::CommInterference interference;  // the device's, for the engine
   hardware::SpeedVariation speed_variation; // the device's, for the engine
   double in_network_efficiency = 0.0;       // the node switch reduces (NVLS) when > 0
+  std::int32_t in_network_channels = 16;    // NCCL's channels for it (hardware::NodeSpec)
   RoutedFabric routed;                      // kind none: the SimGrid fat tree `fabric` above
   hardware::CrossRail cross_rail = hardware::CrossRail::pxn;
 
