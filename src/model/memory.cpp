@@ -70,6 +70,10 @@ BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
 /// and fp32 logsumexp), of every reduce_scatter and of every odd-numbered mm in the block's order
 /// wq, wk, wv, wo, w1, w3, w2: wq (s b h), wv (s b g d_head), w1 (s b f) and, with SwiGLU, w2
 /// (s b h, the row-parallel partial sum). 16-bit elements, doubled for fp32; FP8 not modelled.
+/// Eager PyTorch caches every MUST_SAVE output whether or not a backward formula reads it
+/// (torch/utils/checkpoint.py, _CachingTorchDispatchMode); a compiled block keeps only what its
+/// backward graph reads (AOTAutograd's min-cut partitioner, torch/_functorch/partitioners.py), so
+/// not w2's output nor the reduce_scatter after it, which feed only the residual add.
 double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel, double sbh) {
   const double t = as_double(plan.parallelism.tensor);
   const double h = as_double(m.hidden);
@@ -81,8 +85,10 @@ double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan,
   const double v = e * sbh * kv_local * as_double(m.head_dim()) / h;
   const double sdpa = q + 4.0 * sb * as_double(m.heads) / t; // output + fp32 logsumexp per row
   const double w1 = e * sbh * as_double(m.ffn_hidden) / (h * t);
-  const double w2 = m.ffn_kind == FfnKind::swiglu ? e * sbh : 0.0;
-  const double reduce_scatters = sequence_parallel ? 2 * e * sbh / t : 0.0; // after wo and w2
+  const bool eager = plan.kernels == KernelFusion::eager;
+  const double w2 = eager && m.ffn_kind == FfnKind::swiglu ? e * sbh : 0.0;
+  const double scatters = eager ? 2.0 : 1.0; // after wo (the backward rebuilds h from it) and w2
+  const double reduce_scatters = sequence_parallel ? scatters * e * sbh / t : 0.0;
   return input + q + v + sdpa + w1 + w2 + reduce_scatters;
 }
 

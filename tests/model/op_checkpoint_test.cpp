@@ -24,8 +24,9 @@ TransformerConfig llama_8b(std::int64_t layers) {
   return m;
 }
 
-TrainingPlan plan_of(Recompute r, Framework f = Framework::megatron_lm) {
+TrainingPlan plan_of(Recompute r, Framework f = Framework::megatron_lm, KernelFusion k = KernelFusion::eager) {
   TrainingPlan plan;
+  plan.kernels = k;
   plan.global_batch = 2;
   plan.micro_batch = 2;
   plan.dtype = Dtype::bf16;
@@ -62,6 +63,17 @@ TEST_CASE("selective-op keeps the block input, wq, wv, SDPA, w1 and w2 outputs o
   CHECK(activations(llama_8b(4), plan_of(Recompute::selective_op)) == doctest::Approx(expected));
   // Less than Korthikanti's selective recomputation (34 s b h per layer at t = 1).
   CHECK(saved < 34 * s * b * h);
+}
+
+TEST_CASE("a compiled block saves only what its backward reads: not w2's output") {
+  const double s = 8192, b = 2, h = 4096;
+  const double layers = 4;
+  const auto m = llama_8b(4);
+  const double eager = activations(m, plan_of(Recompute::selective_op, Framework::megatron_lm, KernelFusion::eager));
+  const double fused = activations(m, plan_of(Recompute::selective_op, Framework::megatron_lm, KernelFusion::fused));
+  // Eager caches w2's 2-byte s b h output in every layer; the layer being rebuilt counts the
+  // no-recompute bytes either way, so the held layers differ: layers - 1 of them.
+  CHECK(eager - fused == doctest::Approx((layers - 1) * 2 * s * b * h));
 }
 
 TEST_CASE("PyTorch's unfused cross-entropy holds three fp32 vocabulary tensors at the start of backward") {
