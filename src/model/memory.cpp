@@ -70,6 +70,10 @@ BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
 /// and fp32 logsumexp), of every reduce_scatter and of every odd-numbered mm in the block's order
 /// wq, wk, wv, wo, w1, w3, w2: wq (s b h), wv (s b g d_head), w1 (s b f) and, with SwiGLU, w2
 /// (s b h, the row-parallel partial sum). 16-bit elements, doubled for fp32; FP8 not modelled.
+/// Eager PyTorch caches every MUST_SAVE output whether or not a backward formula reads it
+/// (torch/utils/checkpoint.py, _CachingTorchDispatchMode); a compiled block keeps only what its
+/// backward graph reads (AOTAutograd's min-cut partitioner, torch/_functorch/partitioners.py), so
+/// not w2's output nor the reduce_scatter after it, which feed only the residual add.
 double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel, double sbh) {
   const double t = as_double(plan.parallelism.tensor);
   const double h = as_double(m.hidden);
@@ -81,8 +85,10 @@ double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan,
   const double v = e * sbh * kv_local * as_double(m.head_dim()) / h;
   const double sdpa = q + 4.0 * sb * as_double(m.heads) / t; // output + fp32 logsumexp per row
   const double w1 = e * sbh * as_double(m.ffn_hidden) / (h * t);
-  const double w2 = m.ffn_kind == FfnKind::swiglu ? e * sbh : 0.0;
-  const double reduce_scatters = sequence_parallel ? 2 * e * sbh / t : 0.0; // after wo and w2
+  const bool eager = plan.kernels == KernelFusion::eager;
+  const double w2 = eager && m.ffn_kind == FfnKind::swiglu ? e * sbh : 0.0;
+  const double scatters = eager ? 2.0 : 1.0; // after wo (the backward rebuilds h from it) and w2
+  const double reduce_scatters = sequence_parallel ? scatters * e * sbh / t : 0.0;
   return input + q + v + sdpa + w1 + w2 + reduce_scatters;
 }
 
@@ -156,6 +162,32 @@ double loss_bytes(const TransformerConfig& m, const TrainingPlan& plan, std::int
   return tensors * 4.0 * as_double(local_seq * plan.micro_batch * local_vocab(m.vocab, plan.parallelism.tensor));
 }
 
+/// What torchtitan's final norm and output projection save for backward under framework fsdp,
+/// held with the loss at the start of backward. They run eager in compiled runs too (torchtitan
+/// parallelize_llama.py, apply_compile: each TransformerBlock only). RMSNorm (models/norms.py:
+/// x.float(), x * rsqrt(x.pow(2).mean() + eps), type_as, * weight) saves the fp32 input (pow and
+/// mul, tools/autograd/derivatives.yaml) and the normalised x (the mul by weight); LayerNorm
+/// (native_layer_norm) saves its input. The output linear saves its input. Sequence parallelism
+/// splits the norm's tokens over t; the linear's input is gathered.
+double head_saved_bytes(const TransformerConfig& m, const TrainingPlan& plan, std::int64_t local_seq, bool sp) {
+  if (plan.framework != Framework::fsdp) return 0;
+  const double e = plan.dtype == Dtype::fp32 ? 4.0 : 2.0;
+  const double sbh = as_double(local_seq * plan.micro_batch) * as_double(m.hidden);
+  const double norm = m.norm == NormKind::rmsnorm ? 4.0 + e : e;
+  return norm * sbh / (sp ? as_double(plan.parallelism.tensor) : 1.0) + e * sbh;
+}
+
+/// FSDP2 keeps the root module's parameters unsharded after forward (torch/distributed/
+/// _composable/fsdp/_fsdp_state.py, FSDPState._lazy_init: the root's post_forward_mesh_info =
+/// None; fully_shard's docstring: "The root FSDP state has its value specially set to False"):
+/// torchtitan's root holds the embedding, final norm and output (parallelize_llama.py,
+/// apply_fsdp), `weight_bytes` per parameter in the mixed-precision policy's param_dtype.
+double fsdp_root_unsharded_bytes(const TrainingPlan& plan, const StageContents& c, const ParameterCounts& counts,
+                                 double weight_bytes) {
+  if (plan.framework != Framework::fsdp || plan.optimizer.sharding != OptimizerSharding::full) return 0;
+  return as_double(c.parameters - c.layers * counts.per_layer) * weight_bytes;
+}
+
 } // namespace
 
 units::Bytes MemoryReport::peak() const {
@@ -213,16 +245,17 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
       activations += layer_activation_bytes(model, none, sp);
     }
     if (c.has_output_head)
-      activations +=
-          loss_bytes(model, plan, local_seq) * as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
+      activations += (loss_bytes(model, plan, local_seq) + head_saved_bytes(model, plan, local_seq, sp)) *
+                     as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
     b.activations = units::Bytes(activations);
     // A full activation buffer for tensor-parallel collectives, send and receive buffers
-    // between stages, and a prefetched layer of gathered weights under ZeRO-3.
+    // between stages, a prefetched layer of gathered weights under ZeRO-3, and FSDP2's root.
     double buffers = 0;
     if (par.tensor > 1) buffers += sbh * activation_element;
     if (par.pipeline > 1) buffers += 2 * sbh * activation_element;
     if (sharding == OptimizerSharding::full) buffers += 2 * as_double(counts.per_layer) * per_param.weights;
     buffers += context_kv_buffers(model, plan, activation_element);
+    buffers += fsdp_root_unsharded_bytes(plan, c, counts, per_param.weights);
     b.communication_buffers = units::Bytes(buffers);
     report.stages.push_back({stage, c.layers, (in_flight + par.virtual_stages - 1) / par.virtual_stages, b});
   }

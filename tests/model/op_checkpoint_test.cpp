@@ -24,8 +24,9 @@ TransformerConfig llama_8b(std::int64_t layers) {
   return m;
 }
 
-TrainingPlan plan_of(Recompute r, Framework f = Framework::megatron_lm) {
+TrainingPlan plan_of(Recompute r, Framework f = Framework::megatron_lm, KernelFusion k = KernelFusion::eager) {
   TrainingPlan plan;
+  plan.kernels = k;
   plan.global_batch = 2;
   plan.micro_batch = 2;
   plan.dtype = Dtype::bf16;
@@ -64,12 +65,42 @@ TEST_CASE("selective-op keeps the block input, wq, wv, SDPA, w1 and w2 outputs o
   CHECK(saved < 34 * s * b * h);
 }
 
+TEST_CASE("a compiled block saves only what its backward reads: not w2's output") {
+  const double s = 8192, b = 2, h = 4096;
+  const double layers = 4;
+  const auto m = llama_8b(4);
+  const double eager = activations(m, plan_of(Recompute::selective_op, Framework::megatron_lm, KernelFusion::eager));
+  const double fused = activations(m, plan_of(Recompute::selective_op, Framework::megatron_lm, KernelFusion::fused));
+  // Eager caches w2's 2-byte s b h output in every layer; the layer being rebuilt counts the
+  // no-recompute bytes either way, so the held layers differ: layers - 1 of them.
+  CHECK(eager - fused == doctest::Approx((layers - 1) * 2 * s * b * h));
+}
+
 TEST_CASE("PyTorch's unfused cross-entropy holds three fp32 vocabulary tensors at the start of backward") {
-  const double s = 8192, b = 2, V = 128256;
+  const double s = 8192, b = 2, h = 4096, V = 128256;
   const auto m = llama_8b(2);
   const double megatron = activations(m, plan_of(Recompute::selective_op, Framework::megatron_lm));
   const double fsdp = activations(m, plan_of(Recompute::selective_op, Framework::fsdp));
-  CHECK(fsdp - megatron == doctest::Approx(2 * 4 * s * b * V));
+  // Two more fp32 vocabulary tensors, and the final RMSNorm's fp32 input (4 bytes) and bf16
+  // normalised x (2) and the output linear's bf16 input (2), which torchtitan runs eager.
+  CHECK(fsdp - megatron == doctest::Approx(2 * 4 * s * b * V + (4 + 2 + 2) * s * b * h));
+}
+
+TEST_CASE("FSDP2 keeps its root's embedding, final norm and output unsharded after forward") {
+  const double h = 4096, V = 128256;
+  const auto m = llama_8b(2);
+  auto plan = plan_of(Recompute::selective_op, Framework::megatron_lm);
+  plan.optimizer.sharding = OptimizerSharding::full;
+  plan.parallelism.data = 8;
+  plan.global_batch = 16;
+  const auto buffers = [&](Framework f) {
+    plan.framework = f;
+    return estimate_memory(m, plan).stages.at(0).breakdown.communication_buffers.value();
+  };
+  // bf16 copies of the untied embedding and output (V h each) and the norm's h weights.
+  CHECK(buffers(Framework::fsdp) - buffers(Framework::megatron_lm) == doctest::Approx(2 * (2 * V * h + h)));
+  plan.optimizer.sharding = OptimizerSharding::optimizer;
+  CHECK(buffers(Framework::fsdp) == doctest::Approx(buffers(Framework::megatron_lm)));
 }
 
 TEST_CASE("selective-op recomputes wk, wo and w3 and every memory-bound kernel, not SDPA") {
