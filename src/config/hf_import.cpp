@@ -87,6 +87,19 @@ struct Reader {
     fail(key, fmt::format("field '{}' is missing", key),
          "give the model's full config.json (as published with its weights)");
   }
+  /// Whether any of the config's dropout probabilities is above zero (Llama, Mistral, Qwen:
+  /// attention_dropout 0.0; GPT-2: resid_pdrop, attn_pdrop 0.1; GPT-NeoX: hidden_dropout);
+  /// `absent` when it names none (transformers' GPT2Config defaults them to 0.1).
+  [[nodiscard]] bool any_dropout(bool absent) const {
+    bool named = false;
+    for (const char* key : {"attention_dropout", "hidden_dropout", "resid_pdrop", "attn_pdrop", "embd_pdrop"}) {
+      const auto it = j.find(key);
+      if (it == j.end() || !it->is_number()) continue;
+      named = true;
+      if (it->get<double>() > 0) return true;
+    }
+    return named ? false : absent;
+  }
   [[nodiscard]] bool flag(const char* key, bool fallback) const {
     const auto it = j.find(key);
     return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
@@ -97,6 +110,7 @@ struct Model {
   std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0, head_dim = 0;
   std::string norm = "rmsnorm", position = "rope", ffn_kind = "swiglu";
   bool tied = false;
+  bool dropout = false;
   std::string moe; // the flow mapping, empty for dense
 };
 
@@ -214,14 +228,16 @@ std::string import_hf_config(const std::string& json_text, const std::string& so
            type == j.end() ? "field 'model_type' is missing"
                            : fmt::format("field 'model_type' must be a string, got {}", type->dump()),
            "give a Hugging Face config.json (it names its model_type, e.g. \"llama\")");
-  const Model m = read_model(r, type->get<std::string>());
-  std::string out = fmt::format("# Imported from {} (Hugging Face config.json, model_type {}) by twocs import hf.\n"
-                                "# The training plan is a one-device placeholder: set it to the run you model.\n"
-                                "model:\n  layers: {}\n  hidden: {}\n  heads: {}\n  kv_heads: {}\n  ffn_hidden: {}\n"
-                                "  ffn_kind: {}\n  vocab: {}\n  seq_len: {}\n  norm: {}\n  position: {}\n"
-                                "  attention_mask: causal\n  tied_embeddings: {}\n",
-                                source, type->get<std::string>(), m.layers, m.hidden, m.heads, m.kv_heads, m.ffn,
-                                m.ffn_kind, m.vocab, m.seq, m.norm, m.position, m.tied ? "true" : "false");
+  Model m = read_model(r, type->get<std::string>());
+  m.dropout = r.any_dropout(type->get<std::string>() == "gpt2");
+  std::string out =
+      fmt::format("# Imported from {} (Hugging Face config.json, model_type {}) by twocs import hf.\n"
+                  "# The training plan is a one-device placeholder: set it to the run you model.\n"
+                  "model:\n  layers: {}\n  hidden: {}\n  heads: {}\n  kv_heads: {}\n  ffn_hidden: {}\n"
+                  "  ffn_kind: {}\n  vocab: {}\n  seq_len: {}\n  norm: {}\n  position: {}\n"
+                  "  attention_mask: causal\n  tied_embeddings: {}\n  dropout: {}\n",
+                  source, type->get<std::string>(), m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.ffn_kind, m.vocab,
+                  m.seq, m.norm, m.position, m.tied ? "true" : "false", m.dropout ? "true" : "false");
   if (m.head_dim > 0) out += fmt::format("  head_dim: {}\n", m.head_dim);
   if (!m.moe.empty()) out += fmt::format("  moe: {}\n", m.moe);
   out += "training:\n  global_batch: 1\n  micro_batch: 1\n  dtype: bf16\n  attention: fused\n"

@@ -16,9 +16,9 @@ using model::TrainingPlan;
 using model::TransformerConfig;
 
 constexpr std::array<std::string_view, 2> workload_keys = {"model", "training"};
-constexpr std::array<std::string_view, 15> model_keys = {
+constexpr std::array<std::string_view, 16> model_keys = {
     "name",    "layers", "hidden",   "heads",          "kv_heads",        "ffn_hidden", "ffn_kind", "vocab",
-    "seq_len", "norm",   "position", "attention_mask", "tied_embeddings", "head_dim",   "moe"};
+    "seq_len", "norm",   "position", "attention_mask", "tied_embeddings", "head_dim",   "moe",      "dropout"};
 constexpr std::array<std::string_view, 7> moe_keys = {
     "experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers", "capacity_factor", "load_imbalance"};
 constexpr std::array<std::string_view, 2> norm_names = {"layernorm", "rmsnorm"};
@@ -126,6 +126,7 @@ void read_modern_keys(const MappingReader& m, TransformerConfig& c) {
   if (const auto f = m.optional("position")) c.position = read_enum(*f, position_names, position_values);
   if (const auto f = m.optional("attention_mask")) c.attention_mask = read_enum(*f, mask_names, mask_values);
   if (const auto f = m.optional("tied_embeddings")) c.tied_embeddings = read_bool(*f);
+  if (const auto f = m.optional("dropout")) c.dropout = read_bool(*f);
   if (const auto f = m.optional("head_dim")) c.head_dim_override = read_count(*f);
   if (const auto f = m.optional("moe")) c.moe = read_moe(*f);
 }

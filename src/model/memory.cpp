@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include <twocs/model/layer_activations.hpp>
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/model/parameters.hpp>
 #include <twocs/model/stage_partition.hpp>
@@ -103,22 +104,25 @@ double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& pl
       as_double(m.seq_len / plan.parallelism.context) * as_double(plan.micro_batch) * as_double(m.hidden);
   const double attention = plan.attention == AttentionKernel::fused
                                ? 4.0 * as_double(m.heads) / as_double(m.hidden)
-                               : 5.0 * as_double(m.heads) * as_double(m.seq_len) / as_double(m.hidden);
+                               : (m.dropout ? 5.0 : 2.0) * as_double(m.heads) * as_double(m.seq_len) /
+                                     as_double(m.hidden); // without dropout: the softmax output only
+  // Korthikanti's 34 (10 replicated + 24 split over t) for GPT, from the shapes otherwise.
+  const ActivationUnits u = layer_activation_units(m);
+  const auto held = [&](double replicated, double split) {
+    return sequence_parallel ? sbh * (replicated + split) / t : sbh * (replicated + split / t);
+  };
   double bytes = 0;
   switch (plan.recompute) {
-  case Recompute::none:
-    bytes = sequence_parallel ? sbh / t * (34 + attention) : sbh * (10 + 24 / t + attention / t);
-    break;
-  case Recompute::selective: bytes = sequence_parallel ? sbh * 34 / t : sbh * (10 + 24 / t); break;
+  case Recompute::none: bytes = held(u.replicated, u.split + attention); break;
+  case Recompute::selective: bytes = held(u.replicated, u.split); break;
   case Recompute::full: bytes = sequence_parallel ? 2 * sbh / t : 2 * sbh; break;
   case Recompute::selective_op: return op_checkpoint_bytes(m, plan, sequence_parallel, sbh);
   }
   // Table 2 assumes 2-byte activations; fp32 doubles them. FP8 (Transformer Engine) keeps the
   // activations in BF16 except the inputs its linear layers save for the weight gradients,
-  // which it saves in FP8: the QKV and fc1 inputs (2 sbh each, replicated without sequence
-  // parallelism) and the attention-output and fc2 inputs (2 sbh and 8 sbh, split over t) halve.
-  if (plan.dtype == Dtype::fp8 && plan.recompute != Recompute::full)
-    bytes -= sequence_parallel ? sbh * 7 / t : sbh * (2 + 5 / t);
+  // which it saves in FP8: the QKV and fc1 inputs and the attention-output and fc2 inputs halve
+  // (GPT: 7 s b h of the 34).
+  if (plan.dtype == Dtype::fp8 && plan.recompute != Recompute::full) bytes -= held(u.fp8_replicated, u.fp8_split);
   return plan.dtype == Dtype::fp32 ? 2 * bytes : bytes;
 }
 

@@ -34,7 +34,11 @@ std::vector<ModelChunk> partition_layers(const TransformerConfig& model, const T
   std::int64_t first = 0;
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::int64_t layers = per_chunk[static_cast<std::size_t>(c)];
-    if (layers < 1)
+    // The first chunk may hold only the embedding and the last only the output layer and loss
+    // (Llama 3, Dubey et al. 2024, 3.3.2; Megatron-Core --account-for-embedding-in-pipeline-split
+    // and --account-for-loss-in-pipeline-split); every other chunk needs a layer.
+    const bool end_chunk = c == 0 || c == chunks - 1;
+    if (layers < (end_chunk ? 0 : 1))
       throw InputError(fmt::format("model chunk {} of {} would hold no transformer layer ({} layers over {} stages x "
                                    "{} virtual stages)",
                                    c, chunks, model.layers, p, plan.parallelism.virtual_stages),

@@ -163,9 +163,10 @@ void validate_schedule(const TrainingPlan& plan) {
 
 void validate_stage_layers(const TransformerConfig& m, const Parallelism& par) {
   const std::int64_t chunks = par.pipeline * par.virtual_stages;
-  if (m.layers < chunks)
+  // The first and the last chunk may hold only the embedding and the output layer (stage_partition.hpp).
+  if (m.layers < std::max<std::int64_t>(1, chunks - 2))
     throw InputError(fmt::format("model.layers ({}) is fewer than the pipeline's model chunks (pipeline {} x "
-                                 "virtual_stages {} = {}): every chunk needs a layer",
+                                 "virtual_stages {} = {}) less the two end chunks: every other chunk needs a layer",
                                  m.layers, par.pipeline, par.virtual_stages, chunks),
                      "training.parallelism.pipeline", "lower pipeline or virtual_stages");
   if (par.stage_layers.empty()) return;
@@ -177,10 +178,12 @@ void validate_stage_layers(const TransformerConfig& m, const Parallelism& par) {
                      key, fmt::format("give one layer count per model chunk: {} entries", chunks));
   std::int64_t sum = 0;
   for (std::size_t i = 0; i < par.stage_layers.size(); ++i) {
-    if (par.stage_layers[i] < 1)
+    const bool end_chunk = i == 0 || i + 1 == par.stage_layers.size();
+    if (par.stage_layers[i] < (end_chunk ? 0 : 1))
       throw InputError(
-          fmt::format("{}[{}] is {}: every model chunk needs at least one layer", key, i, par.stage_layers[i]), key,
-          "give each chunk 1 layer or more");
+          fmt::format("{}[{}] is {}: every model chunk but the first and the last needs at least one layer", key, i,
+                      par.stage_layers[i]),
+          key, "give each chunk 1 layer or more (the first and the last may hold 0)");
     if (par.stage_layers[i] > m.layers - sum)
       throw InputError(fmt::format("{} adds up to more than model.layers ({})", key, m.layers), key,
                        "make the layer counts sum to model.layers");

@@ -28,6 +28,11 @@ TEST_CASE("a Llama 3.1 8B config.json becomes an untied RMSNorm/RoPE/SwiGLU GQA 
   CHECK(w.model.position == model::PositionKind::rope);
   CHECK_FALSE(w.model.tied_embeddings);
   CHECK(w.model.seq_len == 131072);
+  CHECK_FALSE(w.model.dropout); // no dropout named: none (the released config says attention_dropout 0.0)
+  const auto d = import(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128,
+    "attention_dropout": 0.1})");
+  CHECK(d.model.dropout);
 }
 
 TEST_CASE("Qwen3-MoE and Mixtral configs map their experts, Qwen3 keeps its head_dim") {
@@ -55,6 +60,10 @@ TEST_CASE("GPT-2 keeps LayerNorm, learned positions, GeLU and tied embeddings") 
   CHECK(g.model.ffn_kind == model::FfnKind::gelu);
   CHECK(g.model.ffn_hidden == 4 * 768);
   CHECK(g.model.tied_embeddings);
+  CHECK(g.model.dropout); // GPT2Config's resid_pdrop and attn_pdrop default to 0.1
+  const auto off = import(R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4,
+    "vocab_size": 256, "n_positions": 128, "resid_pdrop": 0.0, "attn_pdrop": 0.0, "embd_pdrop": 0.0})");
+  CHECK_FALSE(off.model.dropout);
 }
 
 TEST_CASE("what cannot be mapped is named: DeepSeek-V3's latent attention, unknown types, missing fields") {

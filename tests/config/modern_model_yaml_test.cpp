@@ -25,6 +25,7 @@ TEST_CASE("the modern model keys default to a GPT and read a Llama") {
   CHECK(gpt.model.position == model::PositionKind::learned);
   CHECK(gpt.model.attention_mask == model::AttentionMask::causal);
   CHECK(gpt.model.tied_embeddings);
+  CHECK(gpt.model.dropout); // Megatron-LM's default 0.1
   CHECK_FALSE(gpt.model.moe.has_value());
   CHECK(gpt.plan.parallelism.context == 1);
   CHECK(gpt.plan.parallelism.expert == 1);
@@ -36,6 +37,10 @@ TEST_CASE("the modern model keys default to a GPT and read a Llama") {
   CHECK(llama.model.attention_mask == model::AttentionMask::full);
   CHECK_FALSE(llama.model.tied_embeddings);
   CHECK(llama.model.head_dim() == 128);
+  const auto no_dropout = config::parse_workload({"w.yaml", with_model_keys("  dropout: false\n")});
+  CHECK_FALSE(no_dropout.model.dropout);
+  const auto bad = test::workload_error(with_model_keys("  dropout: 0.1\n"));
+  CHECK(bad.key_path() == "model.dropout");
 }
 
 TEST_CASE("model.moe reads experts, top_k, capacity (none = dropless) and load imbalance") {

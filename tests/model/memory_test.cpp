@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <twocs/error.hpp>
 #include <twocs/model/memory.hpp>
 #include <twocs/model/parameters.hpp>
 #include <twocs/model/stage_partition.hpp>
@@ -7,6 +8,7 @@
 #include "support/scenarios.hpp"
 
 using namespace twocs::model;
+using twocs::InputError;
 
 namespace {
 
@@ -120,6 +122,31 @@ TEST_CASE("layers split evenly when they can, else embedding and output layer we
   CHECK(explicit_split[0].layers == 3);
   CHECK(explicit_split[1].layers == 5);
   CHECK(explicit_split[1].first_layer == 3);
+}
+
+TEST_CASE("Llama 3 405B's partition: 126 layers on 16 stages x 8 chunks, the end chunks hold no layer") {
+  auto plan = plan_of(8, 16, 64, 1, 2048);
+  plan.parallelism.virtual_stages = 8;
+  plan.pipeline_schedule = PipelineSchedule::interleaved_one_f_one_b;
+  const auto chunks = partition_layers(gpt(126, 16384, 128), plan);
+  REQUIRE(chunks.size() == 128);
+  // Dubey et al. 2024, 3.3.2: the first chunk holds only the embedding, the last only the output.
+  CHECK(chunks.front().layers == 0);
+  CHECK(chunks.front().has_embedding);
+  CHECK(chunks.back().layers == 0);
+  CHECK(chunks.back().has_output_head);
+  CHECK(chunks.back().first_layer == 126);
+  for (std::size_t c = 1; c + 1 < chunks.size(); ++c) CHECK(chunks[c].layers == 1);
+  // Stage 0 holds 7 layers (its first chunk is empty), stage 1 holds 8.
+  const auto report = estimate_memory(gpt(126, 16384, 128), plan);
+  CHECK(report.stages[0].layers == 7);
+  CHECK(report.stages[1].layers == 8);
+  CHECK(report.stages[15].layers == 7);
+  // A middle chunk may not be empty.
+  plan.parallelism.stage_layers.assign(128, 1);
+  plan.parallelism.stage_layers[5] = 0;
+  plan.parallelism.stage_layers[6] = 2;
+  CHECK_THROWS_AS(static_cast<void>(partition_layers(gpt(128, 16384, 128), plan)), InputError);
 }
 
 TEST_CASE("context parallelism divides activations by cp and adds its K/V buffers") {

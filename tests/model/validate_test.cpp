@@ -193,11 +193,14 @@ TEST_CASE("validate: every model chunk needs a layer, layers need not divide eve
   p.parallelism.pipeline = 12;
   p.parallelism.data = 8;
   CHECK_NOTHROW(validate(m, p));
-  m.layers = 6;
+  // The first and the last chunk may hold only the embedding and the output layer (Llama 3).
+  m.layers = 10;
+  CHECK_NOTHROW(validate(m, p));
+  m.layers = 9;
   const auto e = error_of(m, p);
   CHECK(e.key_path() == "training.parallelism.pipeline");
-  CHECK(contains(e.problem(), "model.layers (6) is fewer than the pipeline's model chunks (pipeline 12 x "
-                              "virtual_stages 1 = 12)"));
+  CHECK(contains(e.problem(), "model.layers (9) is fewer than the pipeline's model chunks (pipeline 12 x "
+                              "virtual_stages 1 = 12) less the two end chunks"));
 }
 
 TEST_CASE("validate: stage_layers has one positive entry per model chunk, summing to layers") {
@@ -212,9 +215,12 @@ TEST_CASE("validate: stage_layers has one positive entry per model chunk, summin
   CHECK(e.key_path() == "training.parallelism.stage_layers");
   CHECK(contains(e.problem(), "lists 2 stages but the pipeline has 8 model chunks"));
 
-  p.parallelism.stage_layers = {0, 24, 12, 12, 12, 12, 12, 12};
+  p.parallelism.stage_layers = {0, 24, 12, 12, 12, 12, 12, 12}; // the first chunk: the embedding only
+  CHECK_NOTHROW(validate(gpt3_175b(), p));
+  p.parallelism.stage_layers = {12, 0, 24, 12, 12, 12, 12, 12};
   e = error_of(gpt3_175b(), p);
-  CHECK(e.problem() == "training.parallelism.stage_layers[0] is 0: every model chunk needs at least one layer");
+  CHECK(e.problem() == "training.parallelism.stage_layers[1] is 0: every model chunk but the first and the last "
+                       "needs at least one layer");
 
   p.parallelism.stage_layers = {12, 12, 12, 12, 12, 12, 12, 11};
   e = error_of(gpt3_175b(), p);

@@ -19,7 +19,8 @@ inline model::TransformerConfig llama3_70b() {
           .seq_len = 8192,
           .norm = model::NormKind::rmsnorm,
           .position = model::PositionKind::rope,
-          .tied_embeddings = false};
+          .tied_embeddings = false,
+          .dropout = false};
 }
 
 /// Qwen3-235B-A22B (released config.json): 128 experts, 8 active, expert FFN 1536, s = 4096.
@@ -37,6 +38,7 @@ inline model::TransformerConfig qwen3_235b() {
           .norm = model::NormKind::rmsnorm,
           .position = model::PositionKind::rope,
           .tied_embeddings = false,
+          .dropout = false,
           .moe = model::MoeConfig{128, 8, 1536, 0, 0, 0, 1.0}};
 }
 

@@ -8,6 +8,9 @@
 // 70 layers on 12 stages: Megatron-DeepSpeed "type:transformer|embedding"): the layers + 2
 // units are spread as evenly as possible, the extra units going to the chunks right after the
 // first, and the first chunk gives one unit to the embedding, the last one to the output layer.
+// So with layers = p v - 2 the first chunk holds only the embedding and the last only the output
+// layer (Llama 3 405B: 126 layers on 16 stages x 8 chunks; Dubey et al. 2024, 3.3.2); no other
+// chunk may be empty.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +30,8 @@ struct ModelChunk {
   bool has_output_head = false;
 };
 
-/// The p * v chunks in model order. Throws InputError when a chunk would get no layer.
+/// The p * v chunks in model order. Throws InputError when a chunk other than the first or the
+/// last would get no layer.
 [[nodiscard]] std::vector<ModelChunk> partition_layers(const TransformerConfig& model, const TrainingPlan& plan);
 
 } // namespace twocs::model

@@ -54,6 +54,11 @@ struct TransformerConfig {
   PositionKind position = PositionKind::learned;
   AttentionMask attention_mask = AttentionMask::causal;
   bool tied_embeddings = true; // the output layer reuses the word embedding (GPT-3, Megatron-LM)
+  /// Dropout after attention and after the MLP keeps a one-byte mask per element for backward
+  /// (Megatron-LM's default 0.1, GPT-3, BLOOM's Megatron-DeepSpeed); Llama, Qwen and Mixtral
+  /// train without (their configs' attention_dropout 0.0). Memory only: the fused
+  /// bias-dropout-add kernel runs either way.
+  bool dropout = true;
   std::optional<MoeConfig> moe;
 
   [[nodiscard]] std::int64_t head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
