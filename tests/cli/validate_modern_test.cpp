@@ -32,6 +32,7 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.2328},
                                                         {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5211},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1482},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3437},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.2201},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.1490},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.2945},
@@ -64,7 +65,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1769 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1888 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0861 + margin);
 }
