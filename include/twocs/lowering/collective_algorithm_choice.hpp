@@ -38,10 +38,10 @@ struct CollectiveContext {
 /// latency over NVLink and over the network, and the share of the link bandwidth they reach.
 enum class Protocol : std::uint8_t { ll, ll128, simple };
 struct ProtocolCost {
-  units::Seconds base_latency; // per collective (ring)
-  units::Seconds nvlink_hop;   // per ring step within a node
-  units::Seconds network_hop;  // per ring step across nodes
-  double bandwidth_fraction;   // LL: 8-byte flags with 8-byte data; LL128: 120 of 128 bytes
+  units::Seconds base_latency;     // per collective (ring)
+  units::Seconds nvlink_hop;       // per ring step within a node
+  units::Seconds network_hop;      // per ring step across nodes
+  double bandwidth_fraction = 1.0; // LL: 8-byte flags with 8-byte data; LL128: 120 of 128 bytes
 };
 [[nodiscard]] ProtocolCost protocol_cost(Protocol p);
 
