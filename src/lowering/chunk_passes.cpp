@@ -10,8 +10,9 @@ void ChunkPasses::forward(DeviceLowering& device, const WorkItem& item) const {
   const auto& chunk = context_.chunk_at(device.at, item.chunk);
   if (chunk.has_embedding) emit_steps(device, layout, ops.embedding_forward, -1, item.micro_batch);
   for (std::int64_t l = 0; l < chunk.layers; ++l) {
-    weights_.gather_layer(device, l, chunk.layers, compute_ops(ops.layer_forward), item.micro_batch);
-    emit_steps(device, layout, ops.layer_forward, chunk.first_layer + l, item.micro_batch);
+    const auto& layer = ops.layer_at(chunk.first_layer + l);
+    weights_.gather_layer(device, l, chunk.layers, compute_ops(layer.forward), item.micro_batch);
+    emit_steps(device, layout, layer.forward, chunk.first_layer + l, item.micro_batch);
   }
   if (chunk.has_output_head) emit_steps(device, layout, ops.head_forward, -1, item.micro_batch);
 }
@@ -21,11 +22,12 @@ void ChunkPasses::backward(DeviceLowering& device, const WorkItem& item) const {
   const auto& layout = context_.layout;
   const auto& chunk = context_.chunk_at(device.at, item.chunk);
   if (chunk.has_output_head) emit_steps(device, layout, context_.head_backward(chunk), -1, item.micro_batch);
-  const int ops_per_layer = compute_ops(ops.layer_recompute) + compute_ops(ops.layer_backward);
   for (std::int64_t l = chunk.layers - 1; l >= 0; --l) {
+    const auto& layer = ops.layer_at(chunk.first_layer + l);
+    const int ops_per_layer = compute_ops(layer.recompute) + compute_ops(layer.backward);
     weights_.gather_layer(device, chunk.layers - 1 - l, chunk.layers, ops_per_layer, item.micro_batch);
-    emit_steps(device, layout, ops.layer_recompute, chunk.first_layer + l, item.micro_batch);
-    emit_steps(device, layout, ops.layer_backward, chunk.first_layer + l, item.micro_batch);
+    emit_steps(device, layout, layer.recompute, chunk.first_layer + l, item.micro_batch);
+    emit_steps(device, layout, layer.backward, chunk.first_layer + l, item.micro_batch);
   }
   if (chunk.has_embedding) emit_steps(device, layout, ops.embedding_backward, -1, item.micro_batch);
   if (context_.accumulates(item.micro_batch))

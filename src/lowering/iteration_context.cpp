@@ -29,14 +29,19 @@ IterationContext::IterationContext(TaskSink& sink_, const model::TransformerConf
 }
 
 std::int64_t IterationContext::gradient_parameters_of(const model::ModelChunk& chunk) const {
-  std::int64_t total = chunk.layers * gradient_parameters(ops.layer_backward);
+  std::int64_t total = 0;
+  for (std::int64_t l = chunk.first_layer; l < chunk.first_layer + chunk.layers; ++l)
+    total += gradient_parameters(ops.layer_at(l).backward);
   if (chunk.has_embedding) total += gradient_parameters(ops.embedding_backward);
   if (chunk.has_output_head) total += gradient_parameters(head_backward(chunk));
   return total;
 }
 
 std::int64_t IterationContext::expert_gradient_parameters_of(const model::ModelChunk& chunk) const {
-  return chunk.layers * expert_gradient_parameters(ops.layer_backward);
+  std::int64_t total = 0;
+  for (std::int64_t l = chunk.first_layer; l < chunk.first_layer + chunk.layers; ++l)
+    total += expert_gradient_parameters(ops.layer_at(l).backward);
+  return total;
 }
 
 const PreparedSequence& IterationContext::grad_accumulation(const model::ModelChunk& chunk) const {

@@ -1,5 +1,6 @@
 #include "prepared_steps.hpp"
 
+#include <algorithm>
 #include <variant>
 
 namespace twocs::lowering::detail {
@@ -42,10 +43,18 @@ std::int64_t expert_gradient_parameters(const PreparedSequence& steps) {
 
 PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, model::Recompute recompute,
                             const cost::OperatorCostModel& cost) {
+  const auto prepare_layer = [&](const model::LayerShape& s) {
+    return PreparedLayer{prepare(sink, model::transformer_layer_forward(s), cost),
+                         prepare(sink, model::transformer_layer_backward(s), cost),
+                         prepare(sink, model::transformer_layer_recompute(s, recompute), cost)};
+  };
   PreparedModel ops;
-  ops.layer_forward = prepare(sink, model::transformer_layer_forward(shape), cost);
-  ops.layer_backward = prepare(sink, model::transformer_layer_backward(shape), cost);
-  ops.layer_recompute = prepare(sink, model::transformer_layer_recompute(shape, recompute), cost);
+  ops.layer = prepare_layer(shape);
+  // Mixed models (DeepSeek-V3: 3 dense layers, then MoE): the dense layers' own sequences.
+  if (shape.model.moe && shape.model.moe->dense_layers > 0) {
+    ops.dense_layers = std::min(shape.model.moe->dense_layers, shape.model.layers);
+    ops.dense_layer = prepare_layer(shape.for_layer(0));
+  }
   ops.embedding_forward = prepare(sink, model::embedding_forward(shape), cost);
   ops.embedding_backward = prepare(sink, model::embedding_backward(shape), cost);
   ops.head_forward = prepare(sink, model::output_head_forward(shape), cost);

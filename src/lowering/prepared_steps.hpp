@@ -30,11 +30,23 @@ using PreparedSequence = std::vector<PreparedStep>;
 /// Of those, the routed experts' (ComputeOp::expert_grads).
 [[nodiscard]] std::int64_t expert_gradient_parameters(const PreparedSequence& steps);
 
+/// One kind of transformer layer: its forward, backward and what recomputation re-runs.
+struct PreparedLayer {
+  PreparedSequence forward, backward, recompute;
+};
+
 /// The operator sequences every device runs, costed and labelled once.
 struct PreparedModel {
-  PreparedSequence layer_forward, layer_backward, layer_recompute;
+  PreparedLayer layer;           // the model's layer (MoE with model.moe)
+  PreparedLayer dense_layer;     // the first moe.dense_layers layers' (dense FFN); empty without them
+  std::int64_t dense_layers = 0; // layers 0 .. dense_layers - 1 run dense_layer (DeepSeek-V3: 3)
   PreparedSequence embedding_forward, embedding_backward;
   PreparedSequence head_forward, head_backward_tied, head_backward_own;
+
+  /// The sequences of layer `index` (0-based over the model).
+  [[nodiscard]] const PreparedLayer& layer_at(std::int64_t index) const {
+    return index < dense_layers ? dense_layer : layer;
+  }
 };
 
 [[nodiscard]] PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, model::Recompute recompute,

@@ -34,12 +34,13 @@ FlashGeometry flash_geometry(const LayerShape& shape, const LayerDims& d) {
 
 ComputeOp flash_forward(std::string name, const LayerShape& shape, const FlashGeometry& g, Pass pass) {
   const double e = element_size(shape.dtype);
-  const double dh = as_double(shape.model.head_dim());
-  const double q = as_double(g.queries) * dh; // one head's Q or O
-  const double kv = as_double(g.keys) * dh;   // one head's K or V
+  const auto& m = shape.model;
+  const double dh = as_double(m.qk_head_dim() + m.v_head_dim()) / 2; // MLA: Q, K 192 wide, V, O 128
+  const double q = as_double(g.queries) * dh;                        // one head's Q or O
+  const double kv = as_double(g.keys) * dh;                          // one head's K or V
   // Q.K^T and P.V: two GEMMs of 2 s^2 d per head, as one GEMM of k = 2d.
-  ComputeOp op =
-      batched_gemm(std::move(name), pass, shape.dtype, {g.queries, g.attended, 2 * shape.model.head_dim(), g.heads});
+  ComputeOp op = batched_gemm(std::move(name), pass, shape.dtype,
+                              {g.queries, g.attended, m.qk_head_dim() + m.v_head_dim(), g.heads});
   // Read Q, K, V and write O once; write the fp32 log-sum-exp of each row.
   op.bytes = units::Bytes(as_double(g.heads) * (2 * e * q + 2 * e * kv + 4 * as_double(g.queries)));
   return op;
@@ -47,17 +48,21 @@ ComputeOp flash_forward(std::string name, const LayerShape& shape, const FlashGe
 
 void add_flash_backward(StepSequence& steps, const std::string& name, const LayerShape& shape, const FlashGeometry& g) {
   const double e = element_size(shape.dtype);
-  const double dh = as_double(shape.model.head_dim());
+  const auto& m = shape.model;
+  const double dh = as_double(m.qk_head_dim() + m.v_head_dim()) / 2; // MLA: mean of the qk and v widths
   const double q = as_double(g.queries) * dh;
   const double kv = as_double(g.keys) * dh;
   // S = Q.K^T recomputed from Q, K and the saved statistics (Dao et al. 2022, Algorithm 4, line 11).
   ComputeOp recompute = batched_gemm(name + ".recompute", Pass::recompute, shape.dtype,
-                                     {g.queries, g.attended, shape.model.head_dim(), g.heads});
+                                     {g.queries, g.attended, m.qk_head_dim(), g.heads});
   recompute.bytes = units::Bytes(0); // its operands are counted with the kernel below
   steps.push_back(std::move(recompute));
   // dV = P^T.dO, dP = dO.V^T, dQ = dS.K, dK = dS^T.Q: four GEMMs of 2 s^2 d per head.
+  // MLA: dV, dP over v_head_dim and dQ, dK over qk_head_dim: as one GEMM of k = qk + v, 2 per head.
   ComputeOp op =
-      batched_gemm(name, Pass::backward, shape.dtype, {g.queries, g.attended, shape.model.head_dim(), 4 * g.heads});
+      m.mla ? batched_gemm(name, Pass::backward, shape.dtype,
+                           {g.queries, g.attended, m.qk_head_dim() + m.v_head_dim(), 2 * g.heads})
+            : batched_gemm(name, Pass::backward, shape.dtype, {g.queries, g.attended, m.head_dim(), 4 * g.heads});
   // Read Q, O, dO and K, V; write dK, dV and dQ, the latter accumulated in fp32 (written, read
   // back) and converted; read the statistics, write and read D = rowsum(dO * O), fp32 per row.
   op.bytes = units::Bytes(as_double(g.heads) * (4 * e * q + 4 * e * kv + 8 * q + 12 * as_double(g.queries)));

@@ -4,7 +4,8 @@
 
 namespace twocs::model {
 
-ActivationUnits layer_activation_units(const TransformerConfig& m) {
+ActivationUnits layer_activation_units(const TransformerConfig& m, bool moe_ffn) {
+  const bool moe = moe_ffn && m.moe.has_value();
   using units::as_double;
   const double h = as_double(m.hidden);
   const double e = 2.0; // 16-bit activations (Korthikanti et al. 2022, Table 2)
@@ -18,7 +19,7 @@ ActivationUnits layer_activation_units(const TransformerConfig& m) {
   const bool swiglu = m.ffn_kind == FfnKind::swiglu;
   const auto ffn = [&](double width, double copies) { return copies * e * (width * (swiglu ? 2.0 : 1.0) + width) / h; };
   u.replicated += e + e;
-  if (m.moe) {
+  if (moe) {
     // Megatron-Core's dispatcher hands each expert its tokens' copies (top_k per token; the busiest
     // rank load_imbalance times the mean), sequence-split over the tensor group (expert-tensor
     // parallelism 1 needs sequence parallelism); shared experts see every token once.
@@ -31,7 +32,7 @@ ActivationUnits layer_activation_units(const TransformerConfig& m) {
   // One-byte dropout masks after the attention output and after fc2 (Megatron-LM's 0.1 default).
   if (m.dropout) u.replicated += 2.0;
   // FP8 halves the QKV and fc1 inputs and the attention-output and fc2 inputs (per routed copy).
-  if (m.moe) {
+  if (moe) {
     const double copies = as_double(m.moe->top_k) * m.moe->load_imbalance;
     u.fp8_replicated = e / 2;
     u.fp8_split = q / 2 + copies * (e + e * as_double(m.moe->expert_ffn_hidden) / h) / 2;

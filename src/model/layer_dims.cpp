@@ -27,6 +27,8 @@ LayerDims dims_of(const LayerShape& shape) {
   // Grouped K/V heads fewer than t are replicated, one per rank (Megatron-Core GQA).
   const std::int64_t kv_local = m.kv_heads >= t ? m.kv_heads / t : 1;
   d.rope_elements = as_double(d.tokens) * as_double(d.local_heads + kv_local) * as_double(m.head_dim());
+  // MLA rotates each head's rope part of Q and one key rope part shared by the heads (DeepSeek-V2, Eq. 14-15).
+  if (m.mla) d.rope_elements = as_double(d.tokens) * as_double(d.local_heads + 1) * as_double(m.mla->qk_rope_head_dim);
   const bool causal = m.attention_mask == AttentionMask::causal;
   d.masked_share = causal ? 0.5 : 0.0;
   // A causal FlashAttention-2 kernel skips the key blocks above the diagonal: s / 2 keys per

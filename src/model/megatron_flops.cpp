@@ -22,6 +22,26 @@ double mlp_term(const TransformerConfig& m) {
   return (dense_layers * dense + (layers - dense_layers) * (routed + shared)) / layers;
 }
 
+/// Multi-head latent attention in units of 12 h^2 per token and layer (training.py, the
+/// multi_latent_attention branch): 6 x [q_lora (h + a (nope + rope) + 1) + kv_lora (h + a (nope
+/// + v) + 1) + h rope + a v h] token-linear, plus 6 s a (nope + rope + v) / 2 for the causal core.
+double mla_attention_term(const TransformerConfig& m) {
+  const MlaConfig& c = *m.mla;
+  const double h = static_cast<double>(m.hidden);
+  const double s = static_cast<double>(m.seq_len);
+  const double a = static_cast<double>(m.heads);
+  const double qk = static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim);
+  const double v = static_cast<double>(c.v_head_dim);
+  const double q_lora = static_cast<double>(c.q_lora_rank);
+  const double kv_lora = static_cast<double>(c.kv_lora_rank);
+  const double q = c.q_lora_rank > 0 ? q_lora * (h + a * qk + 1) : h * a * qk;
+  const double kv = kv_lora * (h + a * (static_cast<double>(c.qk_nope_head_dim) + v) + 1) +
+                    h * static_cast<double>(c.qk_rope_head_dim);
+  const double linear = q + kv + a * v * h;
+  const double core = s * (a * qk / 2 + a * v / 2); // "/2 accounts for the causal mask"
+  return (linear + core) / (2.0 * h * h);
+}
+
 } // namespace
 
 units::Flops megatron_model_flops(const TransformerConfig& m, std::int64_t sequences) {
@@ -30,7 +50,9 @@ units::Flops megatron_model_flops(const TransformerConfig& m, std::int64_t seque
   const double layers = static_cast<double>(m.layers);
   const double q = static_cast<double>(m.attention_width()) / h; // query_projection_to_hidden_size_ratio
   // "Only half of the attention matrix is non-zero and needs to be multiplied with V" (causal).
-  const double attention = (1.0 + static_cast<double>(m.kv_heads) / static_cast<double>(m.heads) + s / h / 2.0) * q;
+  const double attention =
+      m.mla ? mla_attention_term(m)
+            : (1.0 + static_cast<double>(m.kv_heads) / static_cast<double>(m.heads) + s / h / 2.0) * q;
   const double logit = padded_vocab(m.vocab) / (2.0 * layers * h);
   // 12 = 3 (forward, weight gradient, data gradient) x 2 (two GEMMs per block) x 2 (FLOPs per MAC).
   const double expansion = 12.0 * static_cast<double>(sequences) * s * layers * h * h;

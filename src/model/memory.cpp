@@ -17,6 +17,8 @@ using units::as_double;
 
 struct StageContents {
   std::int64_t layers = 0;
+  std::int64_t dense_layers = 0;     // of `layers`, the dense-FFN ones of a mixed model (moe.dense_layers)
+  std::int64_t layer_parameters = 0; // of `parameters`, the transformer layers'
   std::int64_t parameters = 0;
   std::int64_t expert_parameters = 0; // of `parameters`, the routed experts' weights
   bool has_embedding = false;
@@ -29,11 +31,13 @@ StageContents contents_of(std::int64_t stage, const std::vector<ModelChunk>& chu
   for (const auto& chunk : chunks) {
     if (chunk.stage != stage) continue;
     c.layers += chunk.layers;
+    c.dense_layers += std::clamp<std::int64_t>(counts.dense_layers - chunk.first_layer, 0, chunk.layers);
+    c.layer_parameters += counts.layer_range(chunk.first_layer, chunk.layers);
+    c.expert_parameters += counts.expert_range(chunk.first_layer, chunk.layers);
     c.has_embedding = c.has_embedding || chunk.has_embedding;
     c.has_output_head = c.has_output_head || chunk.has_output_head;
   }
-  c.parameters = c.layers * counts.per_layer;
-  c.expert_parameters = c.layers * counts.expert_per_layer; // every layer is MoE (dense_layers > 0 is refused)
+  c.parameters = c.layer_parameters;
   if (c.has_embedding) c.parameters += counts.embedding;
   if (c.has_output_head) {
     c.parameters += counts.final_norm;
@@ -97,7 +101,8 @@ double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan,
 /// dropout masks (Korthikanti et al. 2022, Table 2). Fused attention stores no s x s softmax
 /// output, mask or dropout output (the 5as/h term), only fp32 softmax statistics per row:
 /// 4a/h per sbh (Dao et al. 2022, section 3.1: memory linear in sequence length).
-double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel) {
+double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel,
+                              bool moe_ffn) {
   const double t = as_double(plan.parallelism.tensor);
   // Context parallelism keeps s / cp tokens per rank (Megatron-Core: activations / cp).
   const double sbh =
@@ -107,7 +112,7 @@ double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& pl
                                : (m.dropout ? 5.0 : 2.0) * as_double(m.heads) * as_double(m.seq_len) /
                                      as_double(m.hidden); // without dropout: the softmax output only
   // Korthikanti's 34 (10 replicated + 24 split over t) for GPT, from the shapes otherwise.
-  const ActivationUnits u = layer_activation_units(m);
+  const ActivationUnits u = layer_activation_units(m, moe_ffn);
   const auto held = [&](double replicated, double split) {
     return sequence_parallel ? sbh * (replicated + split) / t : sbh * (replicated + split / t);
   };
@@ -186,10 +191,9 @@ double head_saved_bytes(const TransformerConfig& m, const TrainingPlan& plan, st
 /// None; fully_shard's docstring: "The root FSDP state has its value specially set to False"):
 /// torchtitan's root holds the embedding, final norm and output (parallelize_llama.py,
 /// apply_fsdp), `weight_bytes` per parameter in the mixed-precision policy's param_dtype.
-double fsdp_root_unsharded_bytes(const TrainingPlan& plan, const StageContents& c, const ParameterCounts& counts,
-                                 double weight_bytes) {
+double fsdp_root_unsharded_bytes(const TrainingPlan& plan, const StageContents& c, double weight_bytes) {
   if (plan.framework != Framework::fsdp || plan.optimizer.sharding != OptimizerSharding::full) return 0;
-  return as_double(c.parameters - c.layers * counts.per_layer) * weight_bytes;
+  return as_double(c.parameters - c.layer_parameters) * weight_bytes;
 }
 
 } // namespace
@@ -219,7 +223,10 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
   const double activation_element = plan.dtype == Dtype::fp32 ? 4.0 : 2.0;
   const std::int64_t local_seq = model.seq_len / par.context; // tokens per rank of each sequence
   const double sbh = as_double(local_seq) * as_double(plan.micro_batch) * as_double(model.hidden);
-  const double layer_activations = layer_activation_bytes(model, plan, sp);
+  // Per layer kind: the model's (MoE with model.moe) and a mixed model's dense-FFN layers.
+  const bool moe = model.moe.has_value();
+  const double moe_activations = layer_activation_bytes(model, plan, sp, moe);
+  const double dense_activations = moe ? layer_activation_bytes(model, plan, sp, false) : moe_activations;
   MemoryReport report;
   for (std::int64_t stage = 0; stage < par.pipeline; ++stage) {
     const StageContents c = contents_of(stage, chunks, counts, model, par.tensor);
@@ -239,14 +246,21 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
     b.optimizer_state = units::Bytes(shards(sharding != OptimizerSharding::none) * per_param.optimizer);
     const std::int64_t in_flight = chunks_in_flight(plan, stage);
     const double layers_per_chunk = as_double(c.layers) / as_double(par.virtual_stages);
+    // A stage with dense and MoE layers holds their mean per layer (the chunks in flight average it).
+    const double layer_activations =
+        c.dense_layers == 0
+            ? moe_activations
+            : (as_double(c.dense_layers) * dense_activations + as_double(c.layers - c.dense_layers) * moe_activations) /
+                  as_double(c.layers);
     double activations = as_double(in_flight) * layers_per_chunk * layer_activations;
     // Full recomputation rebuilds one layer's activations during its backward; per-operator
-    // checkpointing rebuilds what it did not save of one layer.
+    // checkpointing rebuilds what it did not save of one layer (the stage's largest kind).
     if (plan.recompute == Recompute::full || plan.recompute == Recompute::selective_op) {
-      if (plan.recompute == Recompute::selective_op) activations -= layer_activations;
+      const bool rebuilt_moe = moe && c.dense_layers < c.layers;
+      if (plan.recompute == Recompute::selective_op) activations -= rebuilt_moe ? moe_activations : dense_activations;
       TrainingPlan none = plan;
       none.recompute = Recompute::none;
-      activations += layer_activation_bytes(model, none, sp);
+      activations += layer_activation_bytes(model, none, sp, rebuilt_moe);
     }
     if (c.has_output_head)
       activations += (loss_bytes(model, plan, local_seq) + head_saved_bytes(model, plan, local_seq, sp)) *
@@ -257,9 +271,10 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
     double buffers = 0;
     if (par.tensor > 1) buffers += sbh * activation_element;
     if (par.pipeline > 1) buffers += 2 * sbh * activation_element;
-    if (sharding == OptimizerSharding::full) buffers += 2 * as_double(counts.per_layer) * per_param.weights;
+    if (sharding == OptimizerSharding::full)
+      buffers += 2 * as_double(std::max(counts.per_layer, counts.dense_per_layer)) * per_param.weights;
     buffers += context_kv_buffers(model, plan, activation_element);
-    buffers += fsdp_root_unsharded_bytes(plan, c, counts, per_param.weights);
+    buffers += fsdp_root_unsharded_bytes(plan, c, per_param.weights);
     b.communication_buffers = units::Bytes(buffers);
     report.stages.push_back({stage, c.layers, (in_flight + par.virtual_stages - 1) / par.virtual_stages, b});
   }

@@ -1,8 +1,11 @@
 #include <twocs/model/parameters.hpp>
 
+#include <algorithm>
+
 #include <twocs/model/layer_ops.hpp>
 
 #include "layer_dims.hpp"
+#include "mla_attention.hpp"
 #include "op_builders.hpp"
 
 namespace twocs::model {
@@ -18,6 +21,9 @@ ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t te
   const std::int64_t norm = detail::norm_parameters(model);
   counts.per_layer = (h * d.qkv_local + d.qkv_local) + (d.attention_local * h + h) +
                      (h * d.ffn_in_local + d.ffn_in_local) + (d.ffn_out_local * h + h) + 2 * norm;
+  // MLA: its down and up projections and latent norms instead of the fused QKV (mla_attention.hpp).
+  if (model.mla) counts.per_layer += detail::mla_projection_parameters(model, tensor) - (h * d.qkv_local + d.qkv_local);
+  counts.dense_per_layer = counts.per_layer;
   if (model.moe) {
     // A MoE layer: router (replicated), the rank's experts whole (not tensor-split), and the
     // shared experts as a tensor-parallel MLP (Megatron-Core, expert-tensor-parallel size 1).
@@ -31,6 +37,7 @@ ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t te
         shared_f > 0 ? (h * shared_fc1 / tensor + shared_fc1 / tensor) + (shared_f / tensor * h + h) : 0;
     counts.expert_per_layer = moe.experts / expert * (h * fc1 + fe * h);
     counts.per_layer = counts.per_layer - dense_mlp + h * moe.experts + shared + counts.expert_per_layer;
+    counts.dense_layers = std::min(moe.dense_layers, model.layers);
   }
   counts.embedding = local_vocab(model.vocab, tensor) * h;
   if (model.position == PositionKind::learned) counts.embedding += model.seq_len * h;

@@ -12,6 +12,7 @@
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
+#include "mla_attention.hpp"
 #include "moe_layer.hpp"
 #include "op_builders.hpp"
 #include "tensor_parallel.hpp"
@@ -35,14 +36,14 @@ void add_attention_core_forward(StepSequence& steps, const LayerShape& shape, co
   const std::int64_t batch = shape.micro_batch * d.local_heads;
   // Scores Q.K^T: [s x d_head] . [d_head x s] per head: 2 b s^2 h / t FLOPs (Narayanan et al. SC'21, Eq. 3).
   steps.push_back(detail::masked(
-      detail::batched_gemm("attn.scores", pass, shape.dtype, {m.seq_len, m.seq_len, m.head_dim(), batch}), d));
+      detail::batched_gemm("attn.scores", pass, shape.dtype, {m.seq_len, m.seq_len, m.qk_head_dim(), batch}), d));
   steps.push_back(memory_bound("attn.softmax", OpKind::softmax, pass, shape.dtype, d.attention_scores,
                                kernel_bytes::softmax_forward(shape.dtype), kernel_flops::softmax_forward));
   steps.push_back(memory_bound("attn.dropout", OpKind::elementwise, pass, shape.dtype, d.attention_scores,
                                kernel_bytes::dropout_forward(shape.dtype), kernel_flops::dropout));
   // Attention over values: [s x s] . [s x d_head] per head: 2 b s^2 h / t FLOPs.
   steps.push_back(detail::masked(
-      detail::batched_gemm("attn.context", pass, shape.dtype, {m.seq_len, m.head_dim(), m.seq_len, batch}), d));
+      detail::batched_gemm("attn.context", pass, shape.dtype, {m.seq_len, m.v_head_dim(), m.seq_len, batch}), d));
 }
 
 } // namespace
@@ -92,6 +93,23 @@ void add_ffn_op_recompute(StepSequence& steps, const LayerShape& shape, const La
     steps.push_back(with_pass(*leave));
 }
 
+/// The fused QKV projection and RoPE (without MLA); under op_recompute only the K projection.
+void add_qkv_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass, bool op_recompute) {
+  const auto& m = shape.model;
+  const auto with_pass = [pass](auto step) {
+    step.pass = pass;
+    return step;
+  };
+  if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "attn.qkv")));
+  // The K projection alone under op_recompute: the QKV columns less Q's, halved (K and V).
+  const std::int64_t qkv_columns = op_recompute ? (d.qkv_local - d.attention_local) / 2 : d.qkv_local;
+  steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.linear_dtype(), d.tokens, m.hidden, qkv_columns)));
+  if (m.position == PositionKind::rope)
+    steps.push_back(memory_bound("attn.rope", OpKind::elementwise, pass, shape.dtype, d.rope_elements,
+                                 detail::rope_bytes(shape.kernels, shape.dtype), kernel_flops::rope));
+  if (auto repeat = detail::eager_repeat_kv(shape, d, pass)) steps.push_back(*repeat);
+}
+
 /// `op_recompute`: only what torchtitan's per-operator selective checkpointing re-runs
 /// (torchtitan/distributed/activation_checkpoint.py, `_custom_policy` with `_save_list`: the outputs
 /// of SDPA, reduce_scatter and every odd-numbered mm of the block are saved, the rest recomputed).
@@ -116,14 +134,11 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
     return step;
   };
   norm("attn.norm");
-  if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "attn.qkv")));
-  // The K projection alone under op_recompute: the QKV columns less Q's, halved (K and V).
-  const std::int64_t qkv_columns = op_recompute ? (d.qkv_local - d.attention_local) / 2 : d.qkv_local;
-  steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.linear_dtype(), d.tokens, m.hidden, qkv_columns)));
-  if (m.position == PositionKind::rope)
-    steps.push_back(memory_bound("attn.rope", OpKind::elementwise, pass, shape.dtype, d.rope_elements,
-                                 detail::rope_bytes(shape.kernels, shape.dtype), kernel_flops::rope));
-  if (auto repeat = detail::eager_repeat_kv(shape, d, pass)) steps.push_back(*repeat);
+  if (m.mla) {
+    detail::add_mla_projections_forward(steps, shape, d, pass); // op_recompute with MLA is refused
+  } else {
+    add_qkv_forward(steps, shape, d, pass, op_recompute);
+  }
   if (!op_recompute) add_attention_core_forward(steps, shape, d, pass);
   if (shape.fp8_linear)
     steps.push_back(detail::fp8_cast("attn.out.fp8_cast", pass, as_double(d.tokens) * as_double(d.attention_local)));
@@ -162,7 +177,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.attention = plan.attention;
   shape.kernels = plan.kernels;
   shape.expert = plan.parallelism.expert;
-  shape.moe_ffn = model.moe.has_value() && model.moe->dense_layers == 0;
+  shape.moe_ffn = model.moe.has_value(); // for_layer(i) picks the dense FFN of the first dense_layers
   shape.context = plan.parallelism.context;
   shape.context_comm = plan.parallelism.context_comm;
   return shape;

@@ -12,6 +12,7 @@
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "memory_bound_costs.hpp"
+#include "mla_attention.hpp"
 #include "moe_layer.hpp"
 #include "op_builders.hpp"
 #include "tensor_parallel.hpp"
@@ -46,12 +47,13 @@ void add_attention_core_backward(StepSequence& steps, const LayerShape& shape, c
   const auto& m = shape.model;
   const std::int64_t batch = shape.micro_batch * d.local_heads;
   const std::int64_t s = m.seq_len;
-  const std::int64_t dh = m.head_dim();
+  const std::int64_t dh = m.qk_head_dim(); // MLA: nope + rope for Q and K, v_head_dim for V
+  const std::int64_t dv = m.v_head_dim();
   // Context = P . V: dP = dC . V^T and dV = P^T . dC, each 2 b s^2 h / t FLOPs.
   steps.push_back(detail::masked(
-      detail::batched_gemm("attn.context.dgrad_probs", Pass::backward, shape.dtype, {s, s, dh, batch}), d));
+      detail::batched_gemm("attn.context.dgrad_probs", Pass::backward, shape.dtype, {s, s, dv, batch}), d));
   steps.push_back(detail::masked(
-      detail::batched_gemm("attn.context.dgrad_values", Pass::backward, shape.dtype, {s, dh, s, batch}), d));
+      detail::batched_gemm("attn.context.dgrad_values", Pass::backward, shape.dtype, {s, dv, s, batch}), d));
   steps.push_back(memory_bound("attn.dropout.bwd", OpKind::elementwise, Pass::backward, shape.dtype, d.attention_scores,
                                kernel_bytes::dropout_backward(shape.dtype), kernel_flops::dropout));
   steps.push_back(memory_bound("attn.softmax.bwd", OpKind::softmax, Pass::backward, shape.dtype, d.attention_scores,
@@ -100,6 +102,11 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
   steps.push_back(residual_backward(shape, d, "attn.residual.bwd"));
   add_row_parallel_backward(steps, shape, d, "attn.out", d.attention_local, m.hidden);
   add_attention_core_backward(steps, shape, d);
+  if (m.mla) {
+    detail::add_mla_projections_backward(steps, shape, d);
+    steps.push_back(norm_backward(shape, d, "attn.norm.bwd"));
+    return steps;
+  }
   if (auto repeat = detail::eager_repeat_kv(shape, d, Pass::backward)) {
     repeat->name += ".bwd";
     steps.push_back(*repeat);

@@ -210,9 +210,13 @@ void validate_not_yet_simulated(const TransformerConfig& m, const Parallelism& p
                      fmt::format("expert parallelism spans the tensor-, data- and context-parallel ranks of a "
                                  "pipeline stage: use an expert degree that divides {}, e.g. {}",
                                  stage_ranks, nearest_divisors(stage_ranks, par.expert)));
-  if (m.moe && m.moe->dense_layers > 0)
-    throw InputError("model.moe.dense_layers > 0: a mix of dense and MoE layers is not simulated yet",
-                     "model.moe.dense_layers", "set dense_layers: 0 (every layer MoE)");
+  if (m.moe && m.moe->dense_layers >= m.layers)
+    throw InputError(
+        fmt::format("model.moe.dense_layers ({}) must be below model.layers ({})", m.moe->dense_layers, m.layers),
+        "model.moe.dense_layers", "keep at least one MoE layer, or drop model.moe for a dense model");
+  if (m.mla && par.context > 1)
+    throw InputError("model.mla with context parallelism is not simulated yet", "training.parallelism.context",
+                     "set context: 1");
   if (m.moe && m.moe->experts % par.expert != 0)
     throw InputError(fmt::format("model.moe.experts ({}) must be divisible by training.parallelism.expert ({})",
                                  m.moe->experts, par.expert),
@@ -238,7 +242,13 @@ void validate(const TransformerConfig& m) {
   require_at_most(m.ffn_hidden, std::int64_t{1} << 20, "model.ffn_hidden");
   require_at_most(m.vocab, std::int64_t{1} << 24, "model.vocab");
   require_at_most(m.seq_len, std::int64_t{1} << 22, "model.seq_len");
-  if (m.head_dim_override == 0)
+  if (m.mla) {
+    require_positive(m.mla->kv_lora_rank, "model.mla.kv_lora_rank");
+    require_positive(m.mla->qk_nope_head_dim, "model.mla.qk_nope_head_dim");
+    require_positive(m.mla->qk_rope_head_dim, "model.mla.qk_rope_head_dim");
+    require_positive(m.mla->v_head_dim, "model.mla.v_head_dim");
+  }
+  if (m.head_dim_override == 0 && !m.mla) // MLA's head dims are its own keys
     require_divisible(m.hidden, "model.hidden", m.heads, "model.heads", "model.heads",
                       fmt::format("every head gets hidden / heads dimensions: use heads that divide {}, e.g. {} "
                                   "(or set model.head_dim)",
@@ -253,6 +263,9 @@ void validate(const TransformerConfig& m, const TrainingPlan& plan) {
   validate(m);
   validate_parallel_counts(plan);
   validate_not_yet_simulated(m, plan.parallelism);
+  if (m.mla && plan.recompute == Recompute::selective_op)
+    throw InputError("model.mla with torchtitan's per-operator recomputation is not simulated yet",
+                     "training.recompute", "use recompute: selective or full");
   validate_context(m, plan);
   validate_sharding(m, plan);
   validate_batch(plan);

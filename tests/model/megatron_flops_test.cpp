@@ -41,3 +41,21 @@ TEST_CASE("the vocabulary is padded to a multiple of 128 as Megatron-LM pads it"
   padded.vocab = 50304;
   CHECK(model::megatron_model_flops(m, 1).value() == doctest::Approx(model::megatron_model_flops(padded, 1).value()));
 }
+
+TEST_CASE("DeepSeek-V3 at s = 4096: about 249 GFLOP per token with MLA, 3 dense and 58 MoE layers") {
+  // Megatron-LM's formula without its multi-token-prediction layer (mtp_num_layers = 0), with the
+  // causal halving of the attention core. Per token and layer, x 6 (3 passes x 2 FLOPs per MAC):
+  //   MLA linear  1536 (7168 + 128 x 192 + 1) + 512 (7168 + 128 x 256 + 1) + 7168 x 64 + 128 x 128 x 7168
+  //   MLA core    4096 x 128 x (192 + 128) / 2
+  //   MLP         7168 x 3 x 18432 (dense) = 7168 x 3 x (8 + 1) x 2048 (MoE): the same here
+  //   logits      7168 x 129280 / 61 (129280 is a multiple of 128)
+  const auto m = testing::deepseek_v3();
+  const double linear =
+      1536.0 * (7168 + 128 * 192 + 1) + 512.0 * (7168 + 128 * 256 + 1) + 7168.0 * 64 + 128.0 * 128 * 7168;
+  const double core = 4096.0 * 128 * (192 + 128) / 2;
+  const double mlp = 7168.0 * 3 * 18432;
+  const double expected = 6 * (61 * (linear + core + mlp) + 7168.0 * 129280);
+  const double per_token = model::megatron_model_flops(m, 1).value() / 4096;
+  CHECK(per_token == doctest::Approx(expected).epsilon(1e-12));
+  CHECK(per_token / 1e9 == doctest::Approx(249.8).epsilon(0.001));
+}

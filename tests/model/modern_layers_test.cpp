@@ -135,7 +135,7 @@ TEST_CASE("an explicit head_dim widens Q and the attention output (Qwen3: 64 hea
   CHECK(out->gemm->k == 8192);
 }
 
-TEST_CASE("context parallelism without fused attention and a dense/MoE layer mix are refused") {
+TEST_CASE("context parallelism without fused attention and a model of dense layers only are refused") {
   auto m = twocs::testing::gpt(4, 512, 8, 128, 1000);
   TrainingPlan plan;
   plan.global_batch = 8;
@@ -143,8 +143,10 @@ TEST_CASE("context parallelism without fused attention and a dense/MoE layer mix
   plan.parallelism.context = 2;
   CHECK_THROWS_AS(validate(m, plan), twocs::InputError);
   plan.parallelism.context = 1;
-  m.moe = MoeConfig{8, 2, 256, 0, 1, 0, 1.0};
+  m.moe = MoeConfig{8, 2, 256, 0, 4, 0, 1.0}; // every layer dense: no MoE layer left
   CHECK_THROWS_AS(validate(m, plan), twocs::InputError);
+  m.moe->dense_layers = 1; // a dense/MoE mix (DeepSeek-V3) is simulated
+  CHECK_NOTHROW(validate(m, plan));
   m.moe->dense_layers = 0;
   CHECK_NOTHROW(validate(m, plan));
 }

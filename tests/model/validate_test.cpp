@@ -268,3 +268,25 @@ TEST_CASE("validate: sizes beyond any model are rejected before they can overflo
     CHECK(std::string(e.what()).find("beyond") != std::string::npos);
   }
 }
+
+TEST_CASE("validate: moe.dense_layers may keep the first layers dense, not every layer") {
+  auto m = gpt3_175b();
+  m.moe = MoeConfig{.experts = 16, .top_k = 2, .expert_ffn_hidden = 12288};
+  m.moe->dense_layers = 3; // DeepSeek-V3's first 3 layers
+  CHECK_NOTHROW(validate(m, megatron_plan()));
+  m.moe->dense_layers = 96;
+  const auto e = error_of(m, megatron_plan());
+  CHECK(e.key_path() == "model.moe.dense_layers");
+  CHECK(contains(e.what(), "must be below model.layers (96)"));
+}
+
+TEST_CASE("validate: model.mla needs positive latent and head dims, and is not simulated with context parallelism") {
+  auto m = gpt3_175b();
+  m.mla = MlaConfig{1536, 512, 128, 64, 128};
+  CHECK_NOTHROW(validate(m, megatron_plan()));
+  auto plan = megatron_plan();
+  plan.parallelism.context = 2;
+  CHECK(error_of(m, plan).key_path() == "training.parallelism.context");
+  m.mla->v_head_dim = 0;
+  CHECK(error_of(m, megatron_plan()).key_path() == "model.mla.v_head_dim");
+}

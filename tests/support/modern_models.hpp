@@ -42,4 +42,22 @@ inline model::TransformerConfig qwen3_235b() {
           .moe = model::MoeConfig{128, 8, 1536, 0, 0, 0, 1.0}};
 }
 
+/// DeepSeek-V3 (Liu et al. 2024, arXiv 2412.19437, and its released config.json): 61 layers, the
+/// first 3 dense (FFN 18432), 256 routed experts (top-8, width 2048) and 1 shared, MLA with
+/// q_lora_rank 1536, kv_lora_rank 512, qk_nope 128, qk_rope 64, v_head_dim 128; s = 4096.
+inline model::TransformerConfig deepseek_v3() {
+  auto m = qwen3_235b();
+  m.name = "deepseek-v3";
+  m.layers = 61;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.kv_heads = 128;
+  m.ffn_hidden = 18432;
+  m.vocab = 129280;
+  m.head_dim_override = 0;
+  m.moe = model::MoeConfig{256, 8, 2048, 1, 3, 0, 1.0};
+  m.mla = model::MlaConfig{1536, 512, 128, 64, 128};
+  return m;
+}
+
 } // namespace twocs::testing

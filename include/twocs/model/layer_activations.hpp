@@ -26,6 +26,12 @@ struct ActivationUnits {
   double fp8_split = 0;
 };
 
-[[nodiscard]] ActivationUnits layer_activation_units(const TransformerConfig& model);
+/// A layer whose FFN is the model's mixture of experts when `moe_ffn` (model.moe needed), dense
+/// (ffn_hidden wide) otherwise: the first moe.dense_layers layers of a mixed model (DeepSeek-V3).
+[[nodiscard]] ActivationUnits layer_activation_units(const TransformerConfig& model, bool moe_ffn);
+/// The model's layer: MoE with model.moe.
+[[nodiscard]] inline ActivationUnits layer_activation_units(const TransformerConfig& model) {
+  return layer_activation_units(model, model.moe.has_value());
+}
 
 } // namespace twocs::model

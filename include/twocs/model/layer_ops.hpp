@@ -31,7 +31,14 @@ struct LayerShape {
   std::int64_t context = 1;                     // cp: ranks that split each sequence (s / cp tokens here)
   ContextComm context_comm = ContextComm::ring; // how they exchange keys and values
 
+  /// The model's layer under `plan`: a MoE layer when the model has model.moe.
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);
+  /// Layer `index` (0-based over the model): its FFN dense for the first moe.dense_layers layers.
+  [[nodiscard]] LayerShape for_layer(std::int64_t index) const {
+    LayerShape s = *this;
+    s.moe_ffn = model.is_moe_layer(index);
+    return s;
+  }
   /// The dtype of the linear layers' GEMMs (qkv, out, fc1, fc2, the experts): fp8 or `dtype`.
   [[nodiscard]] Dtype linear_dtype() const { return fp8_linear ? Dtype::fp8 : dtype; }
 };

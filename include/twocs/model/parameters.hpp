@@ -1,6 +1,7 @@
 // Parameter counts of a GPT model, whole and per tensor-parallel rank.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include <twocs/model/transformer.hpp>
@@ -8,7 +9,10 @@
 namespace twocs::model {
 
 struct ParameterCounts {
-  std::int64_t per_layer = 0; // one transformer layer on one tensor-parallel rank
+  std::int64_t per_layer = 0; // one transformer layer on one tensor-parallel rank (a MoE layer with model.moe)
+  /// One dense-FFN layer (= per_layer without model.moe); the first `dense_layers` layers are such.
+  std::int64_t dense_per_layer = 0;
+  std::int64_t dense_layers = 0; // model.moe.dense_layers (DeepSeek-V3: 3); 0 without model.moe
   /// Of per_layer, the routed experts' weights (E / ep whole experts): Megatron-Core reduces
   /// their gradients and shards their optimizer state over the expert-data-parallel group.
   std::int64_t expert_per_layer = 0;
@@ -16,16 +20,26 @@ struct ParameterCounts {
   std::int64_t final_norm = 0; // the last LayerNorm, replicated
   std::int64_t output = 0;     // an untied output layer's slice (0 when tied to the word embedding)
 
+  /// Layers first .. first + count - 1 (0-based over the model), dense and MoE ones each counted.
+  [[nodiscard]] std::int64_t layer_range(std::int64_t first, std::int64_t count) const {
+    const std::int64_t dense = std::clamp<std::int64_t>(dense_layers - first, 0, count);
+    return dense * dense_per_layer + (count - dense) * per_layer;
+  }
+  /// Of layer_range, the routed experts' weights (dense layers have none).
+  [[nodiscard]] std::int64_t expert_range(std::int64_t first, std::int64_t count) const {
+    return (count - std::clamp<std::int64_t>(dense_layers - first, 0, count)) * expert_per_layer;
+  }
   /// The whole model on one rank if it held every layer (t ranks together hold the model).
   [[nodiscard]] std::int64_t total(std::int64_t layers) const {
-    return layers * per_layer + embedding + final_norm + output;
+    return layer_range(0, layers) + embedding + final_norm + output;
   }
 };
 
 /// Per rank of a `tensor`-way tensor-parallel group. With tensor = 1 this is the model:
 /// 12 h^2 + 13 h per GPT layer with f = 4h (Narayanan et al. SC'21, section 5.1), V h word and
 /// s h position embedding parameters.
-/// With model.moe, per_layer is a MoE layer holding experts / `expert` whole experts.
+/// With model.moe, per_layer is a MoE layer holding experts / `expert` whole experts and
+/// dense_per_layer a layer of the first moe.dense_layers, whose FFN is dense (ffn_hidden wide).
 [[nodiscard]] ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t tensor,
                                                std::int64_t expert = 1);
 

@@ -39,6 +39,18 @@ struct MoeConfig {
   double load_imbalance = 1.0;   // busiest expert's tokens over the mean (1 = balanced router)
 };
 
+/// Multi-head latent attention (DeepSeek-V2, Liu et al. 2024, section 2.1; DeepSeek-V3): queries
+/// and keys/values pass through low-rank latents (h -> q_lora_rank -> a x (nope + rope),
+/// h -> kv_lora_rank + rope -> a x (nope + v)), each latent RMSNorm-ed; keys share one rope part.
+/// Megatron-Core's MLASelfAttention (megatron/core/transformer/multi_latent_attention.py).
+struct MlaConfig {
+  std::int64_t q_lora_rank = 0;      // 0: queries projected straight from h (DeepSeek-V2-Lite)
+  std::int64_t kv_lora_rank = 0;     // the compressed key/value latent (DeepSeek-V3: 512)
+  std::int64_t qk_nope_head_dim = 0; // per-head query/key part without RoPE (128)
+  std::int64_t qk_rope_head_dim = 0; // per-head RoPE part; keys share one across heads (64)
+  std::int64_t v_head_dim = 0;       // per-head value width (128)
+};
+
 struct TransformerConfig {
   std::string name;
   std::int64_t layers = 0;
@@ -60,10 +72,17 @@ struct TransformerConfig {
   /// bias-dropout-add kernel runs either way.
   bool dropout = true;
   std::optional<MoeConfig> moe;
+  std::optional<MlaConfig> mla; // multi-head latent attention instead of a fused QKV projection
 
   [[nodiscard]] std::int64_t head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
-  /// Width of the query and attention-output projections: a * d_head (= h unless head_dim is set).
-  [[nodiscard]] std::int64_t attention_width() const { return heads * head_dim(); }
+  /// Per-head width of queries and keys (MLA: nope + rope) and of values (MLA: v_head_dim).
+  [[nodiscard]] std::int64_t qk_head_dim() const {
+    return mla ? mla->qk_nope_head_dim + mla->qk_rope_head_dim : head_dim();
+  }
+  [[nodiscard]] std::int64_t v_head_dim() const { return mla ? mla->v_head_dim : head_dim(); }
+  /// Width of the attention-output projection's input: a * d_head (= h unless head_dim is set;
+  /// a * v_head_dim with MLA); also the query projection's output without MLA.
+  [[nodiscard]] std::int64_t attention_width() const { return heads * v_head_dim(); }
   /// Width of the fused QKV projection output: a * d_head for Q plus 2 * kv_heads * d_head for K and V.
   [[nodiscard]] std::int64_t qkv_width() const { return attention_width() + 2 * kv_heads * head_dim(); }
   /// True when layer `index` (0-based over the whole model) has a mixture-of-experts FFN.
