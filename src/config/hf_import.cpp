@@ -111,14 +111,10 @@ struct Model {
   std::string norm = "rmsnorm", position = "rope", ffn_kind = "swiglu";
   bool tied = false;
   bool dropout = false;
-  std::string moe; // the flow mapping, empty for dense
+  std::string moe;
+  std::string mla;  // the flow mapping, empty without latent attention
+  std::string note; // comment lines for what the workload leaves out // the flow mapping, empty for dense
 };
-
-void refuse(const Reader& r, const char* key, const char* why) {
-  if (r.j.contains(key) && !r.j[key].is_null())
-    r.fail(key, fmt::format("field '{}' cannot be mapped: {}", key, why),
-           "twocs models standard multi-head / grouped-query attention; write the workload by hand");
-}
 
 Model llama_like(const Reader& r) {
   Model m;
@@ -138,11 +134,41 @@ Model llama_like(const Reader& r) {
   return m;
 }
 
+/// DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3): multi-head latent attention, the first
+/// first_k_dense_replace layers dense, then routed experts with shared ones.
+Model deepseek_like(const Reader& r) {
+  Model m = llama_like(r);
+  m.head_dim = 0; // MLA's head dims are its own keys
+  if (const auto freq = r.optional("moe_layer_freq"); freq && *freq != 1)
+    r.fail("moe_layer_freq", fmt::format("field 'moe_layer_freq' is {}: MoE every few layers is not modelled", *freq),
+           "twocs models dense first layers then every layer MoE (moe_layer_freq 1)");
+  const std::int64_t experts = r.required("n_routed_experts");
+  const std::int64_t top_k = r.required("num_experts_per_tok");
+  if (top_k > experts)
+    r.fail("num_experts_per_tok",
+           fmt::format("field 'num_experts_per_tok' ({}) exceeds the number of experts ({})", top_k, experts),
+           "each token is routed to at most every expert: check both fields");
+  // Read in the file's order of concern, one field at a time (argument order is unspecified).
+  const std::int64_t expert_ffn = r.required("moe_intermediate_size");
+  const std::int64_t shared = r.optional("n_shared_experts").value_or(0);
+  const std::int64_t dense = r.optional("first_k_dense_replace").value_or(0);
+  m.moe = fmt::format("{{experts: {}, top_k: {}, expert_ffn_hidden: {}, shared_experts: {}, dense_layers: {}}}",
+                      experts, top_k, expert_ffn, shared, dense);
+  const std::int64_t q_lora = r.optional("q_lora_rank").value_or(0);
+  const std::int64_t kv_lora = r.required("kv_lora_rank");
+  const std::int64_t nope = r.required("qk_nope_head_dim");
+  const std::int64_t rope = r.required("qk_rope_head_dim");
+  const std::int64_t v = r.required("v_head_dim");
+  m.mla = fmt::format("{{q_lora_rank: {}, kv_lora_rank: {}, qk_nope_head_dim: {}, qk_rope_head_dim: {}, "
+                      "v_head_dim: {}}}",
+                      q_lora, kv_lora, nope, rope, v);
+  if (const auto mtp = r.optional("num_nextn_predict_layers"))
+    m.note = fmt::format("# num_nextn_predict_layers {}: the multi-token-prediction module is not modelled.\n", *mtp);
+  return m;
+}
+
 Model read_model(const Reader& r, const std::string& type) {
-  if (type == "deepseek_v3") {
-    refuse(r, "kv_lora_rank", "multi-head latent attention (DeepSeek-V2/V3) is out of scope");
-    refuse(r, "q_lora_rank", "multi-head latent attention (DeepSeek-V2/V3) is out of scope");
-  }
+  if (type == "deepseek_v3") return deepseek_like(r);
   if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3") return llama_like(r);
   if (type == "mixtral" || type == "qwen3_moe") {
     Model m = llama_like(r);
@@ -184,7 +210,7 @@ Model read_model(const Reader& r, const std::string& type) {
     return m;
   }
   r.fail("model_type", fmt::format("field 'model_type' is '{}', which twocs cannot map", type),
-         "supported: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gpt2, gpt_neox");
+         "supported: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gpt2, gpt_neox");
 }
 
 /// The config.json's top-level object; an empty text, a syntax error or another JSON value is an
@@ -233,13 +259,14 @@ std::string import_hf_config(const std::string& json_text, const std::string& so
   std::string out =
       fmt::format("# Imported from {} (Hugging Face config.json, model_type {}) by twocs import hf.\n"
                   "# The training plan is a one-device placeholder: set it to the run you model.\n"
-                  "model:\n  layers: {}\n  hidden: {}\n  heads: {}\n  kv_heads: {}\n  ffn_hidden: {}\n"
+                  "{}model:\n  layers: {}\n  hidden: {}\n  heads: {}\n  kv_heads: {}\n  ffn_hidden: {}\n"
                   "  ffn_kind: {}\n  vocab: {}\n  seq_len: {}\n  norm: {}\n  position: {}\n"
                   "  attention_mask: causal\n  tied_embeddings: {}\n  dropout: {}\n",
-                  source, type->get<std::string>(), m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.ffn_kind, m.vocab,
-                  m.seq, m.norm, m.position, m.tied ? "true" : "false", m.dropout ? "true" : "false");
+                  source, type->get<std::string>(), m.note, m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.ffn_kind,
+                  m.vocab, m.seq, m.norm, m.position, m.tied ? "true" : "false", m.dropout ? "true" : "false");
   if (m.head_dim > 0) out += fmt::format("  head_dim: {}\n", m.head_dim);
   if (!m.moe.empty()) out += fmt::format("  moe: {}\n", m.moe);
+  if (!m.mla.empty()) out += fmt::format("  mla: {}\n", m.mla);
   out += "training:\n  global_batch: 1\n  micro_batch: 1\n  dtype: bf16\n  attention: fused\n"
          "  parallelism: {tensor: 1, pipeline: 1, data: 1}\n";
   return out;

@@ -16,9 +16,11 @@ using model::TrainingPlan;
 using model::TransformerConfig;
 
 constexpr std::array<std::string_view, 2> workload_keys = {"model", "training"};
-constexpr std::array<std::string_view, 16> model_keys = {
-    "name",    "layers", "hidden",   "heads",          "kv_heads",        "ffn_hidden", "ffn_kind", "vocab",
-    "seq_len", "norm",   "position", "attention_mask", "tied_embeddings", "head_dim",   "moe",      "dropout"};
+constexpr std::array<std::string_view, 17> model_keys = {
+    "name", "layers",   "hidden",         "heads",           "kv_heads", "ffn_hidden", "ffn_kind", "vocab", "seq_len",
+    "norm", "position", "attention_mask", "tied_embeddings", "head_dim", "moe",        "dropout",  "mla"};
+constexpr std::array<std::string_view, 5> mla_keys = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                                      "qk_rope_head_dim", "v_head_dim"};
 constexpr std::array<std::string_view, 7> moe_keys = {
     "experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers", "capacity_factor", "load_imbalance"};
 constexpr std::array<std::string_view, 2> norm_names = {"layernorm", "rmsnorm"};
@@ -102,6 +104,19 @@ double read_ratio(const Field& f) {
   return v;
 }
 
+/// Multi-head latent attention (DeepSeek-V2/V3; the config.json names): q_lora_rank 0 projects
+/// queries straight from h.
+model::MlaConfig read_mla(const Field& field) {
+  const MappingReader m(field, mla_keys);
+  model::MlaConfig mla;
+  if (const auto f = m.optional("q_lora_rank")) mla.q_lora_rank = read_count_or_zero(*f);
+  mla.kv_lora_rank = read_count(m.required("kv_lora_rank", "512"));
+  mla.qk_nope_head_dim = read_count(m.required("qk_nope_head_dim", "128"));
+  mla.qk_rope_head_dim = read_count(m.required("qk_rope_head_dim", "64"));
+  mla.v_head_dim = read_count(m.required("v_head_dim", "128"));
+  return mla;
+}
+
 model::MoeConfig read_moe(const Field& field) {
   const MappingReader m(field, moe_keys);
   model::MoeConfig moe;
@@ -129,6 +144,7 @@ void read_modern_keys(const MappingReader& m, TransformerConfig& c) {
   if (const auto f = m.optional("dropout")) c.dropout = read_bool(*f);
   if (const auto f = m.optional("head_dim")) c.head_dim_override = read_count(*f);
   if (const auto f = m.optional("moe")) c.moe = read_moe(*f);
+  if (const auto f = m.optional("mla")) c.mla = read_mla(*f);
 }
 
 TransformerConfig read_model(const Field& field, std::string_view default_name) {
@@ -164,7 +180,7 @@ model::Parallelism read_parallelism(const Field& field) {
     par.context_comm = read_enum(*f, context_comm_names, context_comm_values);
   if (const auto f = p.optional("expert")) par.expert = read_count(*f);
   if (const auto f = p.optional("stage_layers"))
-    for (const Field& item : read_list(*f)) par.stage_layers.push_back(read_count(item));
+    for (const Field& item : read_list(*f)) par.stage_layers.push_back(read_count_or_zero(item)); // ends may be 0
   return par;
 }
 

@@ -12,9 +12,20 @@ ActivationUnits layer_activation_units(const TransformerConfig& m, bool moe_ffn)
   ActivationUnits u;
   // Attention: the norm's input, the QKV input (the norm's output), Q, K, V, the attention output.
   const double q = e * as_double(m.attention_width()) / h;
-  const double kv = 2 * e * as_double(m.kv_heads * m.head_dim()) / h;
   u.replicated += e + e;
-  u.split += q + kv + q;
+  if (m.mla) {
+    // MLA (Megatron-Core MLASelfAttention): the latents, before and after their RMSNorms, are
+    // gathered whole on every rank for the up-projections (q_lora, and kv_lora plus the shared
+    // RoPE key part); every head gets Q and K of nope + rope and V of v_head_dim.
+    const double qk = e * as_double(m.heads * m.qk_head_dim()) / h;
+    const double v = e * as_double(m.heads * m.v_head_dim()) / h;
+    const auto& a = *m.mla;
+    u.replicated += 2 * e * as_double(a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) / h;
+    u.split += qk + qk + v + q;
+  } else {
+    const double kv = 2 * e * as_double(m.kv_heads * m.head_dim()) / h;
+    u.split += q + kv + q;
+  }
   // MLP: the norm's input and the fc1 input; per routed copy the fc1 input, output and fc2 input.
   const bool swiglu = m.ffn_kind == FfnKind::swiglu;
   const auto ffn = [&](double width, double copies) { return copies * e * (width * (swiglu ? 2.0 : 1.0) + width) / h; };

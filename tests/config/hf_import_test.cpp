@@ -66,12 +66,51 @@ TEST_CASE("GPT-2 keeps LayerNorm, learned positions, GeLU and tied embeddings") 
   CHECK_FALSE(off.model.dropout);
 }
 
-TEST_CASE("what cannot be mapped is named: DeepSeek-V3's latent attention, unknown types, missing fields") {
+TEST_CASE("DeepSeek-V3 maps its latent attention, dense first layers and shared expert") {
+  // deepseek-ai/DeepSeek-V3 config.json (the fields twocs reads).
+  const std::string v3 = R"({"model_type": "deepseek_v3", "num_hidden_layers": 61, "hidden_size": 7168,
+    "num_attention_heads": 128, "num_key_value_heads": 128, "intermediate_size": 18432,
+    "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+    "first_k_dense_replace": 3, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 129280,
+    "max_position_embeddings": 163840, "num_nextn_predict_layers": 1, "tie_word_embeddings": false,
+    "attention_dropout": 0.0})";
+  const auto w = import(v3);
+  REQUIRE(w.model.mla.has_value());
+  CHECK(w.model.mla->q_lora_rank == 1536);
+  CHECK(w.model.mla->kv_lora_rank == 512);
+  CHECK(w.model.mla->qk_nope_head_dim == 128);
+  CHECK(w.model.mla->qk_rope_head_dim == 64);
+  CHECK(w.model.mla->v_head_dim == 128);
+  REQUIRE(w.model.moe.has_value());
+  CHECK(w.model.moe->experts == 256);
+  CHECK(w.model.moe->shared_experts == 1);
+  CHECK(w.model.moe->dense_layers == 3);
+  CHECK(w.model.moe->expert_ffn_hidden == 2048);
+  CHECK(w.model.ffn_hidden == 18432); // the dense layers' FFN
+  CHECK_FALSE(w.model.dropout);
+  CHECK(config::import_hf_config(v3, "config.json").find("multi-token-prediction module is not modelled") !=
+        std::string::npos);
+}
+
+TEST_CASE("what cannot be mapped is named: MoE every other layer, unknown types, missing fields") {
   try {
-    (void)config::import_hf_config(R"({"model_type": "deepseek_v3", "kv_lora_rank": 512})", "config.json");
+    (void)config::import_hf_config(R"({"model_type": "deepseek_v3", "num_hidden_layers": 4, "hidden_size": 64,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128,
+      "moe_layer_freq": 2})",
+                                   "config.json");
     FAIL("expected an InputError");
   } catch (const InputError& e) {
-    CHECK(std::string(e.problem()).find("'kv_lora_rank'") != std::string::npos);
+    CHECK(std::string(e.problem()).find("'moe_layer_freq'") != std::string::npos);
+  }
+  try {
+    (void)config::import_hf_config(R"({"model_type": "deepseek_v3", "num_hidden_layers": 4, "hidden_size": 64,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128,
+      "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32})",
+                                   "config.json");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.problem()) == "field 'kv_lora_rank' is missing");
   }
   CHECK_THROWS_AS((void)config::import_hf_config(R"({"model_type": "t5"})", "config.json"), InputError);
   try {

@@ -59,6 +59,27 @@ TEST_CASE("model.moe reads experts, top_k, capacity (none = dropless) and load i
   CHECK(capped.model.moe->capacity_factor == 1.25);
 }
 
+TEST_CASE("model.mla reads DeepSeek-V3's latent attention, q_lora_rank optional") {
+  const auto w = config::parse_workload(
+      {"w.yaml", with_model_keys("  mla: {q_lora_rank: 1536, kv_lora_rank: 512, qk_nope_head_dim: 128, "
+                                 "qk_rope_head_dim: 64, v_head_dim: 128}\n")});
+  REQUIRE(w.model.mla.has_value());
+  CHECK(w.model.mla->q_lora_rank == 1536);
+  CHECK(w.model.mla->v_head_dim == 128);
+  CHECK(w.model.qk_head_dim() == 192);
+  const auto lite = config::parse_workload(
+      {"w.yaml", with_model_keys("  mla: {kv_lora_rank: 512, qk_nope_head_dim: 128, qk_rope_head_dim: 64, "
+                                 "v_head_dim: 128}\n")});
+  CHECK(lite.model.mla->q_lora_rank == 0);
+  const auto missing = test::workload_error(with_model_keys("  mla: {kv_lora_rank: 512}\n"));
+  CHECK(missing.key_path() == "model.mla");
+  CHECK(missing.problem().find("qk_nope_head_dim") != std::string::npos);
+  const auto unknown = test::workload_error(
+      with_model_keys("  mla: {kv_lora_rank: 512, qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128, "
+                      "rope_theta: 10000}\n"));
+  CHECK(unknown.problem().find("rope_theta") != std::string::npos);
+}
+
 TEST_CASE("bad MoE values are located and explained") {
   const auto e = test::workload_error(with_model_keys("  moe: {experts: 8, top_k: 9, expert_ffn_hidden: 256}\n"));
   CHECK(e.problem() == "top_k = 9 exceeds experts = 8");

@@ -120,16 +120,19 @@ TEST_CASE("every platform file in platforms/ loads") {
   }
 }
 
-TEST_CASE("every workload file in workloads/ loads, and runs on the DGX A100 platform") {
+TEST_CASE("every workload file in workloads/ loads, and runs on the DGX A100 platform (DGX H100 for FP8)") {
   const auto files = yaml_files_in("workloads");
   CHECK(files.size() >= 2);
-  const auto platform = config::read_input(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms/dgx-a100-80gb.yaml");
+  const auto source = std::filesystem::path(TWOCS_SOURCE_DIR);
+  const auto a100 = config::read_input(source / "platforms/dgx-a100-80gb.yaml");
+  const auto h100 = config::read_input(source / "platforms/dgx-h100.yaml"); // A100s have no FP8
   for (const auto& file : files) {
     CAPTURE(file);
     const auto workload = config::parse_workload(config::read_input(file));
     CHECK(workload.plan.world_size() > 0);
     // Large plans may need more nodes than the catalogue default: grow the cluster as a user would.
     const auto nodes = std::max<std::int64_t>(560, (workload.plan.world_size() + 7) / 8);
+    const auto& platform = workload.plan.dtype == model::Dtype::fp8 ? h100 : a100;
     const auto scenario =
         config::load_scenario(config::read_input(file), platform, {"cluster.nodes=" + std::to_string(nodes)});
     CHECK(scenario.workload.model.layers == workload.model.layers);

@@ -48,3 +48,19 @@ TEST_CASE("a routed MoE layer saves each expert input, fc1 output and fc2 input 
   m.moe->load_imbalance = 1.5;
   CHECK(layer_activation_units(m).split == doctest::Approx(q + kv + q + 12 * (2 + 4 * f + 2 * f)));
 }
+
+TEST_CASE("an MLA layer saves its latents whole and Q, K of nope + rope, V and the output per head") {
+  auto m = twocs::testing::gpt(61, 7168, 128); // DeepSeek-V3's attention, a dense SwiGLU MLP
+  m.ffn_hidden = 18432;
+  m.ffn_kind = FfnKind::swiglu;
+  m.dropout = false;
+  m.mla = MlaConfig{1536, 512, 128, 64, 128};
+  const auto u = layer_activation_units(m);
+  const double h = 7168;
+  // The two norm inputs and the down-projection and fc1 inputs (2 each),
+  // and the q latent (1536) and kv latent with the RoPE key (512 + 64), each before and after its norm.
+  CHECK(u.replicated == doctest::Approx(8 + 2 * 2 * (1536 + 512 + 64) / h));
+  // Q and K: 128 heads x 192; V and the output: 128 x 128; then gate, up and the fc2 input.
+  const double f = 18432 / h;
+  CHECK(u.split == doctest::Approx(2 * 2 * 128 * 192 / h + 2 * 2 * 128 * 128 / h + 4 * f + 2 * f));
+}
