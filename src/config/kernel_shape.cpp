@@ -10,11 +10,13 @@
 namespace twocs::config::detail {
 namespace {
 
-constexpr std::array<std::string_view, 7> kind_names = {"gemm",    "batched_gemm", "elementwise", "normalization",
-                                                        "softmax", "embedding",    "optimizer"};
+constexpr std::array<std::string_view, 9> kind_names = {"gemm",          "batched_gemm",  "elementwise",
+                                                        "normalization", "softmax",       "embedding",
+                                                        "optimizer",     "flash_forward", "flash_backward"};
 constexpr std::array kind_values = {
-    model::OpKind::gemm,    model::OpKind::batched_gemm, model::OpKind::elementwise, model::OpKind::normalization,
-    model::OpKind::softmax, model::OpKind::embedding,    model::OpKind::optimizer};
+    model::OpKind::gemm,          model::OpKind::batched_gemm,  model::OpKind::elementwise,
+    model::OpKind::normalization, model::OpKind::softmax,       model::OpKind::embedding,
+    model::OpKind::optimizer,     model::OpKind::flash_forward, model::OpKind::flash_backward};
 
 bool is_gemm(model::OpKind k) { return k == model::OpKind::gemm || k == model::OpKind::batched_gemm; }
 
@@ -33,9 +35,14 @@ std::map<std::string, std::pair<std::int64_t, std::size_t>, std::less<>> split_p
     const std::string_view digits = item.substr(eq + 1);
     std::int64_t value = 0;
     const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() || value <= 0)
-      throw ShapeError(fmt::format("{} must be a positive whole number, got '{}'", key, digits), start + eq + 1,
-                       fmt::format("write e.g. {}=4096", key));
+    const bool flag = key == "causal"; // 0 or 1, the only count that may be 0
+    if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() || value < 0 ||
+        (value == 0 && !flag) || (flag && value > 1))
+      throw ShapeError(flag ? fmt::format("causal must be 0 or 1, got '{}'", digits)
+                            : fmt::format("{} must be a positive whole number, got '{}'", key, digits),
+                       start + eq + 1,
+                       flag ? "write causal=1 (a causal mask) or causal=0 (none)"
+                            : fmt::format("write e.g. {}=4096", key));
     if (!pairs.try_emplace(key, value, start).second)
       throw ShapeError(fmt::format("{} is given twice in the shape", key), start, "give each dimension once");
     start = end + 1;
@@ -58,6 +65,16 @@ void require_keys(const std::map<std::string, std::pair<std::int64_t, std::size_
       throw ShapeError(fmt::format("the shape is missing '{}'", r), 0, fmt::format("write e.g. {}", example));
 }
 
+using Pairs = std::map<std::string, std::pair<std::int64_t, std::size_t>, std::less<>>;
+
+/// "heads=32,seq=8192,head_dim=128,causal=1": FlashAttention's benchmark axes (batch x heads).
+void parse_attention_shape(const Pairs& pairs, hardware::KernelMeasurement& m) {
+  constexpr std::array<std::string_view, 4> keys = {"heads", "seq", "head_dim", "causal"};
+  require_keys(pairs, keys, keys, "heads=32,seq=8192,head_dim=128,causal=1");
+  const auto at = [&](std::string_view key) { return pairs.find(key)->second.first; };
+  m.attention = model::AttentionShape{at("heads"), at("seq"), at("seq"), at("head_dim"), at("causal") == 1};
+}
+
 } // namespace
 
 std::span<const std::string_view> kernel_kind_names() { return kind_names; }
@@ -70,6 +87,10 @@ std::optional<model::OpKind> parse_kernel_kind(std::string_view name) {
 
 void parse_kernel_shape(std::string_view text, hardware::KernelMeasurement& m) {
   const auto pairs = split_pairs(text);
+  if (model::is_fused_attention(m.kind)) {
+    parse_attention_shape(pairs, m);
+    return;
+  }
   if (is_gemm(m.kind)) {
     constexpr std::array<std::string_view, 3> required = {"m", "n", "k"};
     constexpr std::array<std::string_view, 4> allowed = {"m", "n", "k", "batch"};
@@ -95,6 +116,10 @@ void parse_kernel_shape(std::string_view text, hardware::KernelMeasurement& m) {
 }
 
 std::string format_kernel_shape(const hardware::KernelMeasurement& m) {
+  if (m.attention) {
+    const auto& a = *m.attention;
+    return fmt::format("heads={},seq={},head_dim={},causal={}", a.heads, a.queries, a.head_dim, a.causal ? 1 : 0);
+  }
   if (m.gemm) {
     const auto& g = *m.gemm;
     if (g.batch == 1 && m.kind == model::OpKind::gemm) return fmt::format("m={},n={},k={}", g.m, g.n, g.k);

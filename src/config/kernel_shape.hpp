@@ -1,7 +1,9 @@
 // Private: the text forms shared by profiles (CSV) and a platform's measured table (YAML):
 // the kernel kind ("gemm", "softmax", ...) and its shape, a comma-separated list of key=value
 // counts: "m=4096,n=4096,k=4096" (batched_gemm adds "batch=32") for GEMMs, "bytes=402653184"
-// (optionally ",flops=...") for memory-bound kernels (docs/operator-models.md, "Profiles").
+// (optionally ",flops=...") for memory-bound kernels, "heads=32,seq=8192,head_dim=128,causal=1"
+// (batch x heads, sequence, head dimension, mask 0 or 1) for the fused attention kernels
+// flash_forward and flash_backward (docs/operator-models.md, "Profiles").
 #pragma once
 
 #include <cstddef>

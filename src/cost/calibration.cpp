@@ -205,6 +205,8 @@ CalibrationResult calibrate(const DeviceSpec& base, std::span<const KernelMeasur
     std::vector<Row> rows;
     std::vector<Signature> signature;
     for (const auto& m : measurements) {
+      // A fused attention kernel informs its own table rows only (docs/operator-models.md).
+      if (model::is_fused_attention(m.kind)) continue;
       rows.push_back(row_of(model, m));
       signature.push_back(rows.back().signature);
     }
@@ -228,15 +230,20 @@ CalibrationResult calibrate(const DeviceSpec& base, std::span<const KernelMeasur
     result.fitted_overhead = free[overhead];
   }
   const KernelCostModel fitted(result.device);
-  for (const auto& m : measurements) result.predicted.push_back(fitted.formula_duration(as_compute_op(m)));
+  for (const auto& m : measurements) {
+    units::Seconds predicted{};
+    for (const model::ComputeOp& op : kernel_steps(m)) predicted += fitted.formula_duration(op);
+    result.predicted.push_back(predicted);
+  }
   return result;
 }
 
 FitErrors fit_errors(std::span<const KernelMeasurement> measurements, std::span<const units::Seconds> predicted) {
   assert(measurements.size() == predicted.size());
   constexpr model::OpKind kinds[] = {
-      model::OpKind::gemm,    model::OpKind::batched_gemm, model::OpKind::elementwise, model::OpKind::normalization,
-      model::OpKind::softmax, model::OpKind::embedding,    model::OpKind::optimizer};
+      model::OpKind::gemm,          model::OpKind::batched_gemm,  model::OpKind::elementwise,
+      model::OpKind::normalization, model::OpKind::softmax,       model::OpKind::embedding,
+      model::OpKind::optimizer,     model::OpKind::flash_forward, model::OpKind::flash_backward};
   const auto add = [](ErrorStats& s, double percent) {
     s.mean_abs_percent =
         (s.mean_abs_percent * static_cast<double>(s.count) + percent) / static_cast<double>(s.count + 1);

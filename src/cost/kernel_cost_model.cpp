@@ -19,7 +19,9 @@ units::FlopRate KernelCostModel::vector_rate(model::Dtype dtype) const {
 }
 
 units::Seconds KernelCostModel::formula_duration(const model::ComputeOp& op) const {
-  const bool gemm = op.gemm && (op.kind == model::OpKind::gemm || op.kind == model::OpKind::batched_gemm);
+  // The fused attention kernels' formula is that of their GEMMs (docs/operator-models.md, section 2).
+  const bool gemm = op.gemm && (op.kind == model::OpKind::gemm || op.kind == model::OpKind::batched_gemm ||
+                                model::is_fused_attention(op.kind));
   // GEMMs: tiles, waves, split-K and the efficiency curve (gemm_timing.hpp). Memory-bound kernels:
   // their element-wise arithmetic on the vector units, bounded by the bytes they move (Ivanov et
   // al., "Data Movement Is All You Need", MLSys 2021).

@@ -4,18 +4,22 @@
 #include <cmath>
 
 #include <twocs/cost/gemm_timing.hpp>
+#include <twocs/model/flash_attention.hpp>
 
 namespace twocs::cost {
 namespace {
 
 bool is_gemm(model::OpKind kind) { return kind == model::OpKind::gemm || kind == model::OpKind::batched_gemm; }
 
-/// Where a kernel sits in size space: log2 of the GEMM dimensions, or of the bytes moved.
-std::vector<double> log_size_of(model::OpKind kind, const std::optional<model::GemmShape>& gemm, units::Bytes bytes) {
-  if (is_gemm(kind) && gemm) {
-    const auto lg = [](std::int64_t v) { return std::log2(static_cast<double>(std::max<std::int64_t>(v, 1))); };
-    return {lg(gemm->m), lg(gemm->n), lg(gemm->k), lg(gemm->batch)};
-  }
+double lg(std::int64_t v) { return std::log2(static_cast<double>(std::max<std::int64_t>(v, 1))); }
+
+/// Where a kernel sits in size space: log2 of the GEMM dimensions, of the attention kernel's
+/// axes, or of the bytes moved.
+std::vector<double> log_size_of(model::OpKind kind, const std::optional<model::GemmShape>& gemm,
+                                const std::optional<model::AttentionShape>& attention, units::Bytes bytes) {
+  if (model::is_fused_attention(kind) && attention)
+    return {lg(attention->heads), lg(attention->queries), lg(attention->keys), lg(attention->head_dim)};
+  if (is_gemm(kind) && gemm) return {lg(gemm->m), lg(gemm->n), lg(gemm->k), lg(gemm->batch)};
   return {std::log2(std::max(bytes.value(), 1.0))};
 }
 
@@ -29,6 +33,7 @@ double squared_distance(const std::vector<double>& a, const std::vector<double>&
 } // namespace
 
 model::ComputeOp as_compute_op(const hardware::KernelMeasurement& m) {
+  assert(!model::is_fused_attention(m.kind) && "a fused attention kernel is several steps: kernel_steps");
   model::ComputeOp op;
   op.name = std::string(model::to_string(m.kind));
   op.kind = m.kind;
@@ -44,31 +49,59 @@ model::ComputeOp as_compute_op(const hardware::KernelMeasurement& m) {
   return op;
 }
 
+std::vector<model::ComputeOp> kernel_steps(const hardware::KernelMeasurement& m) {
+  if (model::is_fused_attention(m.kind) && m.attention) return model::flash_kernel_steps(m.kind, *m.attention, m.dtype);
+  return {as_compute_op(m)};
+}
+
 MeasuredTable::MeasuredTable(std::span<const hardware::KernelMeasurement> rows, const Formula& formula) {
   entries_.reserve(rows.size());
   for (const auto& row : rows) {
-    const model::ComputeOp op = as_compute_op(row);
-    const units::Seconds predicted = formula(op);
+    units::Seconds predicted{};
+    units::Bytes bytes{};
+    for (const model::ComputeOp& op : kernel_steps(row)) {
+      predicted += formula(op);
+      bytes += op.bytes;
+    }
     assert(predicted.value() > 0 && row.time.value() > 0);
-    entries_.push_back(
-        {row.kind, row.dtype, log_size_of(row.kind, row.gemm, op.bytes), std::log(row.time / predicted), row.time});
+    entries_.push_back({row.kind, row.dtype, log_size_of(row.kind, row.gemm, row.attention, bytes),
+                        row.attention && row.attention->causal, std::log(row.time / predicted), row.time});
   }
 }
 
-std::optional<units::Seconds> MeasuredTable::lookup(const model::ComputeOp& op, units::Seconds formula_time) const {
-  const std::vector<double> at = log_size_of(op.kind, op.gemm, op.bytes);
+std::optional<double> MeasuredTable::interpolated_log_ratio(const model::ComputeOp& op,
+                                                            const std::vector<double>& at) const {
+  // A fused attention kernel looks among the measurements of its own mask, if there are any.
+  const bool causal = op.attention && op.attention->causal;
+  bool same_mask = false;
+  for (const auto& e : entries_)
+    same_mask = same_mask || (e.kind == op.kind && e.dtype == op.dtype && e.causal == causal);
   double weights = 0;
   double weighted_log_ratio = 0;
   for (const auto& e : entries_) {
     if (e.kind != op.kind || e.dtype != op.dtype || e.log_size.size() != at.size()) continue;
+    if (same_mask && e.causal != causal) continue;
     const double d2 = squared_distance(e.log_size, at);
-    if (d2 < 1e-18) return e.time; // a measured size: the measurement itself
+    if (d2 < 1e-18) return e.log_ratio; // a measured size: its own ratio
     // Shepard's inverse-distance weights with power 2 (weight = 1 / distance^2).
     weights += 1.0 / d2;
     weighted_log_ratio += e.log_ratio / d2;
   }
   if (weights == 0) return std::nullopt;
-  return formula_time * std::exp(weighted_log_ratio / weights);
+  return weighted_log_ratio / weights;
+}
+
+std::optional<units::Seconds> MeasuredTable::lookup(const model::ComputeOp& op, units::Seconds formula_time) const {
+  const std::vector<double> at = log_size_of(op.kind, op.gemm, op.attention, op.bytes);
+  // A one-step kernel of a measured size gets the measurement itself (the same as its ratio).
+  if (!model::is_fused_attention(op.kind))
+    for (const auto& e : entries_)
+      if (e.kind == op.kind && e.dtype == op.dtype && e.log_size.size() == at.size() &&
+          squared_distance(e.log_size, at) < 1e-18)
+        return e.time;
+  const auto log_ratio = interpolated_log_ratio(op, at);
+  if (!log_ratio) return std::nullopt;
+  return formula_time * std::exp(*log_ratio);
 }
 
 } // namespace twocs::cost

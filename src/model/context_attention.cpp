@@ -36,15 +36,15 @@ bool causal(const LayerShape& shape) { return shape.model.attention_mask == Atte
 
 /// One ring step: the rank's s / cp queries against one rank's s / cp keys, half of them
 /// attended under the balanced causal split.
-FlashGeometry ring_step(const LayerShape& shape, const LayerDims& d) {
+AttentionShape ring_step(const LayerShape& shape, const LayerDims& d) {
   const std::int64_t local = shape.model.seq_len / shape.context;
-  return {shape.micro_batch * d.local_heads, local, local, causal(shape) ? local / 2 : local};
+  return {shape.micro_batch * d.local_heads, local, local, shape.model.head_dim(), causal(shape)};
 }
 
 /// All-gather: the rank's s / cp queries against the whole sequence.
-FlashGeometry gathered(const LayerShape& shape, const LayerDims& d) {
+AttentionShape gathered(const LayerShape& shape, const LayerDims& d) {
   const std::int64_t s = shape.model.seq_len;
-  return {shape.micro_batch * d.local_heads, s / shape.context, s, causal(shape) ? s / 2 : s};
+  return {shape.micro_batch * d.local_heads, s / shape.context, s, shape.model.head_dim(), causal(shape)};
 }
 
 CollectiveOp exchange(const char* name, Pass pass, units::Bytes size, int overlapped_ops) {
@@ -69,7 +69,7 @@ void add_context_attention_forward(StepSequence& steps, const LayerShape& shape,
     steps.push_back(flash_forward("attn.flash", shape, gathered(shape, d), pass));
     return;
   }
-  const FlashGeometry step = ring_step(shape, d);
+  const AttentionShape step = ring_step(shape, d);
   for (std::int64_t i = 0; i < shape.context; ++i) {
     // The next block travels while this one is attended (overlapped with the one kernel after it).
     if (i + 1 < shape.context) steps.push_back(exchange("attn.cp.kv.ring_exchange", pass, block, 1));
@@ -88,7 +88,7 @@ void add_context_attention_backward(StepSequence& steps, const LayerShape& shape
                                Pass::backward, block * cp));
     return;
   }
-  const FlashGeometry step = ring_step(shape, d);
+  const AttentionShape step = ring_step(shape, d);
   for (std::int64_t i = 0; i < shape.context; ++i) {
     // K/V alone first, dK/dV alone last, both in between; overlapped with the step's two kernels.
     const bool both = i > 0 && i + 1 < shape.context;

@@ -14,59 +14,88 @@
 //     reads Q, K, V, O, dO and the statistics once and writes dQ (accumulated in fp32, then
 //     converted), dK and dV.
 // Dropout is applied inside the kernel from a regenerated random mask (section 3.1).
+// The steps carry their own kinds (flash_forward, flash_backward) and the kernel call's
+// AttentionShape, so that a platform's measured flash-attention times replace the formula.
 #include "fused_attention.hpp"
 
+#include <twocs/model/flash_attention.hpp>
 #include <twocs/units/numeric.hpp>
 
 #include "op_builders.hpp"
 
-namespace twocs::model::detail {
+namespace twocs::model {
 namespace {
 
 using units::as_double;
 
-} // namespace
-
-FlashGeometry flash_geometry(const LayerShape& shape, const LayerDims& d) {
-  const auto& m = shape.model;
-  return {shape.micro_batch * d.local_heads, m.seq_len, m.seq_len, d.attended_keys};
-}
-
-ComputeOp flash_forward(std::string name, const LayerShape& shape, const FlashGeometry& g, Pass pass) {
-  const double e = element_size(shape.dtype);
-  const auto& m = shape.model;
-  const double dh = as_double(m.qk_head_dim() + m.v_head_dim()) / 2; // MLA: Q, K 192 wide, V, O 128
-  const double q = as_double(g.queries) * dh;                        // one head's Q or O
-  const double kv = as_double(g.keys) * dh;                          // one head's K or V
-  // Q.K^T and P.V: two GEMMs of 2 s^2 d per head, as one GEMM of k = 2d.
-  ComputeOp op = batched_gemm(std::move(name), pass, shape.dtype,
-                              {g.queries, g.attended, m.qk_head_dim() + m.v_head_dim(), g.heads});
-  // Read Q, K, V and write O once; write the fp32 log-sum-exp of each row.
-  op.bytes = units::Bytes(as_double(g.heads) * (2 * e * q + 2 * e * kv + 4 * as_double(g.queries)));
+ComputeOp as_kernel(ComputeOp op, OpKind kind, const AttentionShape& a) {
+  op.kind = kind;
+  op.attention = a;
   return op;
 }
 
-void add_flash_backward(StepSequence& steps, const std::string& name, const LayerShape& shape, const FlashGeometry& g) {
-  const double e = element_size(shape.dtype);
-  const auto& m = shape.model;
-  const double dh = as_double(m.qk_head_dim() + m.v_head_dim()) / 2; // MLA: mean of the qk and v widths
-  const double q = as_double(g.queries) * dh;
-  const double kv = as_double(g.keys) * dh;
+} // namespace
+
+ComputeOp flash_forward_kernel(std::string name, const AttentionShape& a, Dtype dtype, Pass pass) {
+  const double e = element_size(dtype);
+  const double dh = as_double(a.head_dim + a.v_dim()) / 2; // MLA: Q, K 192 wide, V, O 128
+  const double q = as_double(a.queries) * dh;              // one head's Q or O
+  const double kv = as_double(a.keys) * dh;                // one head's K or V
+  // Q.K^T and P.V: two GEMMs of 2 s^2 d per head, as one GEMM of k = 2d (d_qk + d_v with MLA).
+  ComputeOp op =
+      detail::batched_gemm(std::move(name), pass, dtype, {a.queries, a.attended(), a.head_dim + a.v_dim(), a.heads});
+  // Read Q, K, V and write O once; write the fp32 log-sum-exp of each row.
+  op.bytes = units::Bytes(as_double(a.heads) * (2 * e * q + 2 * e * kv + 4 * as_double(a.queries)));
+  return as_kernel(std::move(op), OpKind::flash_forward, a);
+}
+
+std::vector<ComputeOp> flash_backward_kernel(const std::string& name, const AttentionShape& a, Dtype dtype) {
+  const double e = element_size(dtype);
+  const double dh = as_double(a.head_dim + a.v_dim()) / 2; // MLA: mean of the qk and v widths
+  const double q = as_double(a.queries) * dh;
+  const double kv = as_double(a.keys) * dh;
   // S = Q.K^T recomputed from Q, K and the saved statistics (Dao et al. 2022, Algorithm 4, line 11).
-  ComputeOp recompute = batched_gemm(name + ".recompute", Pass::recompute, shape.dtype,
-                                     {g.queries, g.attended, m.qk_head_dim(), g.heads});
+  ComputeOp recompute =
+      detail::batched_gemm(name + ".recompute", Pass::recompute, dtype, {a.queries, a.attended(), a.head_dim, a.heads});
   recompute.bytes = units::Bytes(0); // its operands are counted with the kernel below
-  steps.push_back(std::move(recompute));
   // dV = P^T.dO, dP = dO.V^T, dQ = dS.K, dK = dS^T.Q: four GEMMs of 2 s^2 d per head.
   // MLA: dV, dP over v_head_dim and dQ, dK over qk_head_dim: as one GEMM of k = qk + v, 2 per head.
   ComputeOp op =
-      m.mla ? batched_gemm(name, Pass::backward, shape.dtype,
-                           {g.queries, g.attended, m.qk_head_dim() + m.v_head_dim(), 2 * g.heads})
-            : batched_gemm(name, Pass::backward, shape.dtype, {g.queries, g.attended, m.head_dim(), 4 * g.heads});
+      a.v_dim() != a.head_dim
+          ? detail::batched_gemm(name, Pass::backward, dtype,
+                                 {a.queries, a.attended(), a.head_dim + a.v_dim(), 2 * a.heads})
+          : detail::batched_gemm(name, Pass::backward, dtype, {a.queries, a.attended(), a.head_dim, 4 * a.heads});
   // Read Q, O, dO and K, V; write dK, dV and dQ, the latter accumulated in fp32 (written, read
   // back) and converted; read the statistics, write and read D = rowsum(dO * O), fp32 per row.
-  op.bytes = units::Bytes(as_double(g.heads) * (4 * e * q + 4 * e * kv + 8 * q + 12 * as_double(g.queries)));
-  steps.push_back(std::move(op));
+  op.bytes = units::Bytes(as_double(a.heads) * (4 * e * q + 4 * e * kv + 8 * q + 12 * as_double(a.queries)));
+  return {as_kernel(std::move(recompute), OpKind::flash_backward, a),
+          as_kernel(std::move(op), OpKind::flash_backward, a)};
+}
+
+std::vector<ComputeOp> flash_kernel_steps(OpKind kind, const AttentionShape& a, Dtype dtype) {
+  if (kind == OpKind::flash_forward) return {flash_forward_kernel("attn.flash", a, dtype, Pass::forward)};
+  return flash_backward_kernel("attn.flash.bwd", a, dtype);
+}
+
+namespace detail {
+
+AttentionShape flash_geometry(const LayerShape& shape, const LayerDims& d) {
+  const auto& m = shape.model;
+  return {shape.micro_batch * d.local_heads,
+          m.seq_len,
+          m.seq_len,
+          m.qk_head_dim(),
+          m.attention_mask == AttentionMask::causal,
+          m.mla ? m.v_head_dim() : 0};
+}
+
+ComputeOp flash_forward(std::string name, const LayerShape& shape, const AttentionShape& a, Pass pass) {
+  return flash_forward_kernel(std::move(name), a, shape.dtype, pass);
+}
+
+void add_flash_backward(StepSequence& steps, const std::string& name, const LayerShape& shape,
+                        const AttentionShape& a) {
+  for (ComputeOp& op : flash_backward_kernel(name, a, shape.dtype)) steps.push_back(std::move(op));
 }
 
 void add_fused_attention_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
@@ -77,4 +106,5 @@ void add_fused_attention_backward(StepSequence& steps, const LayerShape& shape, 
   add_flash_backward(steps, "attn.flash.bwd", shape, flash_geometry(shape, d));
 }
 
-} // namespace twocs::model::detail
+} // namespace detail
+} // namespace twocs::model

@@ -12,6 +12,8 @@ std::string_view to_string(OpKind k) {
   case OpKind::softmax: return "softmax";
   case OpKind::embedding: return "embedding";
   case OpKind::optimizer: return "optimizer";
+  case OpKind::flash_forward: return "flash_forward";
+  case OpKind::flash_backward: return "flash_backward";
   }
   return "?";
 }

@@ -23,20 +23,24 @@ using twocs::test::TempDir;
 /// nodes the all-gather pays 31 ring steps of latency (docs/validation.md says more).
 /// The 405B rows run Meta's interleaved schedule of one-layer chunks since 2026-12-02 (were +9.7%
 /// and +38.2% with 1F1B, whose bubble hid a too-fast step).
-const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1798},
-                                                        {"llama3-405b-8k-16384gpu", -0.1579},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0028},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0611},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0699},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0550},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.2328},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5211},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1482},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3437},
-                                                        {"torchtitan-llama3-8b-fsdp8", -0.2201},
-                                                        {"torchtitan-llama3-8b-fsdp128", -0.1490},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.2945},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.2077}};
+/// Since the fused attention kernels run at their benchmarked rates (platforms' measured
+/// flash_forward/flash_backward rows, 2026-12-02) every run's attention is slower: the rows that
+/// were predicted slow rose, GPT-3 175B on 512 GPUs +6.1% -> +6.6%, Llama 2 70B +7.0% -> +7.8%,
+/// Qwen3 EP 32 +14.8% -> +15.8%, their excess lies elsewhere (docs/validation.md); the others fell.
+const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
+                                                        {"llama3-405b-8k-16384gpu", -0.1207},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", 0.0014},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0661},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0781},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0402},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.2098},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5150},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1577},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3385},
+                                                        {"torchtitan-llama3-8b-fsdp8", -0.1591},
+                                                        {"torchtitan-llama3-8b-fsdp128", -0.0885},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.2240},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.1373}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
@@ -65,7 +69,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1888 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1629 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0861 + margin);
 }

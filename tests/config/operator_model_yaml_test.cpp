@@ -41,6 +41,7 @@ const std::string full_model = R"(
       - {op: gemm, shape: "m=4096,n=4096,k=4096", dtype: bf16, time: 0.6ms, name: square}
       - {op: batched_gemm, shape: "m=2048,n=2048,k=128,batch=32", dtype: bf16, time: 210us}
       - {op: normalization, shape: "bytes=201326592,flops=402653184", dtype: fp32, time: 130us}
+      - {op: flash_backward, shape: "heads=32,seq=8192,head_dim=128,causal=1", dtype: bf16, time: 4.6ms}
 )";
 
 } // namespace
@@ -63,7 +64,7 @@ TEST_CASE("every operator_model key is read") {
   CHECK(k.vector_tiles.size() == 1);
   CHECK(*k.vector_gemm_efficiency == 0.95);
   CHECK(k.vector_flops->value() == doctest::Approx(10e12));
-  REQUIRE(k.measured.size() == 3);
+  REQUIRE(k.measured.size() == 4);
   CHECK(k.measured[0].name == "square");
   CHECK(k.measured[0].kind == model::OpKind::gemm);
   CHECK(k.measured[0].gemm->k == 4096);
@@ -73,6 +74,9 @@ TEST_CASE("every operator_model key is read") {
   CHECK(k.measured[2].dtype == model::Dtype::fp32);
   CHECK(k.measured[2].bytes.value() == 201326592.0);
   CHECK(k.measured[2].flops.value() == 402653184.0);
+  CHECK(k.measured[3].kind == model::OpKind::flash_backward);
+  REQUIRE(k.measured[3].attention.has_value());
+  CHECK(*k.measured[3].attention == model::AttentionShape{32, 8192, 8192, 128, true});
 }
 
 TEST_CASE("without operator_model the kernel model's keys keep their roofline defaults") {
@@ -141,6 +145,27 @@ TEST_CASE("measured rows are checked like profile rows, located inside their sha
   CHECK(contains(peak.problem(), "lists no fp8"));
 }
 
+TEST_CASE("a fused attention row's shape is checked and located") {
+  const auto flag = platform_error(platform_with_model(
+      "\n    measured: [{op: flash_forward, shape: \"heads=1,seq=8,head_dim=8,causal=2\", dtype: bf16, time: 1us}]\n"));
+  CHECK(where(flag) == "p.yaml:8:76");
+  CHECK(contains(flag.problem(), "causal must be 0 or 1"));
+  CHECK(flag.fix() == "write causal=1 (a causal mask) or causal=0 (none)");
+
+  const auto missing = platform_error(platform_with_model(
+      "\n    measured: [{op: flash_backward, shape: \"heads=1,seq=8,causal=0\", dtype: bf16, time: 1us}]\n"));
+  CHECK(contains(missing.problem(), "the shape is missing 'head_dim'"));
+
+  const auto gemm_key =
+      platform_error(platform_with_model("\n    measured: [{op: flash_forward, shape: "
+                                         "\"m=1,heads=1,seq=8,head_dim=8,causal=0\", dtype: bf16, time: 1us}]\n"));
+  CHECK(contains(gemm_key.problem(), "unknown dimension 'm'"));
+
+  const auto zero = platform_error(platform_with_model(
+      "\n    measured: [{op: flash_forward, shape: \"heads=0,seq=8,head_dim=8,causal=0\", dtype: bf16, time: 1us}]\n"));
+  CHECK(contains(zero.problem(), "heads must be a positive whole number"));
+}
+
 TEST_CASE("link efficiencies are read, checked and located") {
   const std::string text = R"(device: {peak_flops: {bf16: 100TFLOP/s}, memory: 16GiB, memory_bandwidth: 1TB/s}
 node: {devices: 4, interconnect: {bandwidth: 100GB/s, latency: 1us, efficiency: 0.8}}
@@ -193,6 +218,7 @@ TEST_CASE("a written fragment reads back as the same parameters") {
   for (std::size_t i = 0; i < back.kernels.measured.size(); ++i) {
     CHECK(back.kernels.measured[i].name == original.kernels.measured[i].name);
     CHECK(back.kernels.measured[i].gemm.has_value() == original.kernels.measured[i].gemm.has_value());
+    CHECK(back.kernels.measured[i].attention == original.kernels.measured[i].attention);
     CHECK(back.kernels.measured[i].bytes.value() == original.kernels.measured[i].bytes.value());
     CHECK(back.kernels.measured[i].time.value() == doctest::Approx(original.kernels.measured[i].time.value()));
   }

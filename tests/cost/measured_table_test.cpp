@@ -2,7 +2,11 @@
 // interpolated between them.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <utility>
+
 #include <twocs/cost/kernel_cost_model.hpp>
+#include <twocs/cost/measured_table.hpp>
 
 using namespace twocs;
 
@@ -67,4 +71,68 @@ TEST_CASE("a table only replaces kernels of the kinds and dtypes it measured") {
   auto batched = as_op(square(4096, 0));
   batched.kind = model::OpKind::batched_gemm;
   CHECK(model.duration(batched).value() == doctest::Approx(model.formula_duration(batched).value()));
+}
+
+namespace {
+
+hardware::KernelMeasurement flash(model::OpKind kind, std::int64_t heads, std::int64_t seq, bool causal,
+                                  double seconds) {
+  hardware::KernelMeasurement r;
+  r.kind = kind;
+  r.dtype = model::Dtype::bf16;
+  r.attention = model::AttentionShape{heads, seq, seq, 128, causal};
+  r.time = units::Seconds(seconds);
+  return r;
+}
+
+/// The formula time of the steps the model emits for `r`, and their measured-table times.
+std::pair<double, double> formula_and_table(const cost::KernelCostModel& model, const hardware::KernelMeasurement& r) {
+  double formula = 0;
+  double table = 0;
+  for (const auto& op : cost::kernel_steps(r)) {
+    formula += model.formula_duration(op).value();
+    table += model.duration(op).value();
+  }
+  return {formula, table};
+}
+
+} // namespace
+
+TEST_CASE("a measured attention kernel's steps add up to its measured time") {
+  const auto bwd = flash(model::OpKind::flash_backward, 32, 8192, true, 5e-3);
+  const cost::KernelCostModel model(with_table({bwd}));
+  const auto steps = cost::kernel_steps(bwd);
+  REQUIRE(steps.size() == 2); // the recomputed scores and the gradients
+  CHECK(steps[0].pass == model::Pass::recompute);
+  // FlashAttention's benchmark counts the backward as 2.5 forwards of 4 b s^2 h d / 2 (causal).
+  const double forward = 4.0 * 32 * 8192.0 * 8192 * 128 / 2;
+  CHECK((steps[0].flops + steps[1].flops).value() == doctest::Approx(2.5 * forward).epsilon(1e-12));
+  CHECK(formula_and_table(model, bwd).second == doctest::Approx(5e-3).epsilon(1e-12));
+  // Each step keeps its share of the formula: one ratio for the whole kernel.
+  const double ratio = 5e-3 / formula_and_table(model, bwd).first;
+  CHECK(model.duration(steps[1]).value() == doctest::Approx(ratio * model.formula_duration(steps[1]).value()));
+}
+
+TEST_CASE("an attention kernel takes the ratio of its own mask, or of the other when its own is absent") {
+  const cost::KernelCostModel plain(with_table({}));
+  const auto at_ratio = [&](std::int64_t seq, bool causal, double ratio) {
+    auto r = flash(model::OpKind::flash_forward, 16384 * 16 / seq, seq, causal, 0);
+    r.time = units::Seconds(ratio * formula_and_table(plain, r).first);
+    return r;
+  };
+  const cost::KernelCostModel model(with_table({at_ratio(4096, true, 1.6), at_ratio(4096, false, 1.2)}));
+  // Each mask's kernels look at that mask's rows only: with one row each, its ratio.
+  const auto causal_op = cost::kernel_steps(flash(model::OpKind::flash_forward, 32, 8192, true, 0))[0];
+  CHECK(model.duration(causal_op).value() / plain.duration(causal_op).value() == doctest::Approx(1.6));
+  const auto full_op = cost::kernel_steps(flash(model::OpKind::flash_forward, 32, 8192, false, 0))[0];
+  CHECK(model.duration(full_op).value() / plain.duration(full_op).value() == doctest::Approx(1.2));
+  // Only unmasked rows: a causal kernel takes theirs, inverse-distance weighted (Shepard 1968):
+  // distances^2 in log2 (heads, queries, keys, head_dim) of 1 + 1 + 1 and 9 + 9 + 9.
+  const cost::KernelCostModel unmasked(with_table({at_ratio(4096, false, 1.2), at_ratio(16384, false, 1.5)}));
+  const auto op = cost::kernel_steps(flash(model::OpKind::flash_forward, 128, 2048, true, 0))[0];
+  const double expected = std::exp((std::log(1.2) / 3 + std::log(1.5) / 27) / (1.0 / 3 + 1.0 / 27));
+  CHECK(unmasked.duration(op).value() / plain.duration(op).value() == doctest::Approx(expected).epsilon(1e-9));
+  // A forward table leaves the backward kernels to the formula.
+  const auto bwd = cost::kernel_steps(flash(model::OpKind::flash_backward, 32, 8192, true, 0))[1];
+  CHECK(model.duration(bwd).value() == doctest::Approx(model.formula_duration(bwd).value()));
 }

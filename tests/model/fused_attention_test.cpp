@@ -105,6 +105,24 @@ TEST_CASE("fused attention runs one kernel forward and recomputes the scores bac
   CHECK(std::get<ComputeOp>(selective[0]).pass == Pass::recompute);
 }
 
+TEST_CASE("the fused kernels carry their own kinds and the kernel call's shape") {
+  const auto m = gpt(4096, 32, 4096);
+  const auto shape = LayerShape::of(m, plan_of(AttentionKernel::fused));
+  // b = 2 sequences of a / t = 8 heads, s = 4096, head dim h / a = 128, causal (the default).
+  const AttentionShape call{16, 4096, 4096, 128, true};
+  int kernels = 0;
+  for (const auto& steps : {transformer_layer_forward(shape), transformer_layer_backward(shape)})
+    for (const auto& step : steps) {
+      const auto* op = std::get_if<ComputeOp>(&step);
+      if (!op || op->name.rfind("attn.flash", 0) != 0) continue;
+      ++kernels;
+      CHECK(op->kind == (op->name == "attn.flash" ? OpKind::flash_forward : OpKind::flash_backward));
+      REQUIRE(op->attention.has_value());
+      CHECK(*op->attention == call);
+    }
+  CHECK(kernels == 3); // attn.flash, attn.flash.bwd.recompute, attn.flash.bwd
+}
+
 TEST_CASE("fused attention moves no s^2 data through HBM") {
   const auto m = gpt(4096, 32, 4096);
   const double b = 2, s = 4096, a = 32, t = 4;

@@ -7,6 +7,13 @@
 // space (Shepard, "A two-dimensional interpolation function for irregularly-spaced data", ACM
 // 1968, with power 2). The formula thus supplies the shape dependence (tiles, waves), the
 // measurements its level; at a measured size the measurement is returned exactly.
+//
+// A fused attention kernel (flash_forward, flash_backward) is placed by log2 of its batch x
+// heads, queries, keys and head dimension, among the measurements of its own mask (causal or
+// not; those of the other mask when its own has none). Its backward is two steps (the recomputed
+// scores and the gradients): each gets its formula time times the kernel's measured/formula
+// ratio, where the formula of a measured kernel is the sum over the steps the model emits for it,
+// so the steps of a measured size add up to the measurement.
 #pragma once
 
 #include <functional>
@@ -21,7 +28,10 @@
 namespace twocs::cost {
 
 /// The kernel a measurement describes, as the model would emit it (GEMM bytes: operands once).
+/// Not for the fused attention kinds, whose kernels are several steps (kernel_steps).
 [[nodiscard]] model::ComputeOp as_compute_op(const hardware::KernelMeasurement& measurement);
+/// The steps the model emits for the measured kernel: one, or a fused attention kernel's.
+[[nodiscard]] std::vector<model::ComputeOp> kernel_steps(const hardware::KernelMeasurement& measurement);
 
 class MeasuredTable {
 public:
@@ -41,11 +51,16 @@ private:
   struct Entry {
     model::OpKind kind;
     model::Dtype dtype;
-    std::vector<double> log_size; // log2 of m, n, k, batch (GEMMs) or of bytes
+    std::vector<double> log_size; // log2 of m, n, k, batch (GEMMs), of heads, queries, keys,
+                                  // head_dim (fused attention) or of bytes
+    bool causal = false;          // fused attention: the mask
     double log_ratio = 0;         // log(measured / formula)
     units::Seconds time;
   };
   std::vector<Entry> entries_;
+
+  [[nodiscard]] std::optional<double> interpolated_log_ratio(const model::ComputeOp& op,
+                                                             const std::vector<double>& at) const;
 };
 
 } // namespace twocs::cost

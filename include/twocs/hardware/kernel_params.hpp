@@ -32,11 +32,12 @@ struct GemmTile {
 /// One measured kernel time (a row of a profile): what ran and how long it took.
 struct KernelMeasurement {
   std::string name;                         // what ran ("attn.qkv", "layernorm"); may be empty
-  model::OpKind kind = model::OpKind::gemm; // gemm, batched_gemm, or a memory-bound kind
+  model::OpKind kind = model::OpKind::gemm; // gemm, batched_gemm, fused attention, memory-bound
   model::Dtype dtype = model::Dtype::bf16;
-  std::optional<model::GemmShape> gemm; // set for gemm and batched_gemm
-  units::Bytes bytes;                   // memory-bound kernels: HBM traffic read + written
-  units::Flops flops;                   // memory-bound kernels: arithmetic (0 when not given)
+  std::optional<model::GemmShape> gemm;           // set for gemm and batched_gemm
+  std::optional<model::AttentionShape> attention; // set for flash_forward and flash_backward
+  units::Bytes bytes;                             // memory-bound kernels: HBM traffic read + written
+  units::Flops flops;                             // memory-bound kernels: arithmetic (0 when not given)
   units::Seconds time;
 };
 

@@ -23,7 +23,16 @@ enum class OpKind {
   softmax,       // attention softmax (with scale and mask), cross-entropy
   embedding,     // table lookup or its scatter-add gradient
   optimizer,     // the parameter update
+  // A fused attention kernel (FlashAttention, cuDNN's fused attention): its own kind, so that a
+  // platform's measured table can carry the kernel's benchmarked times (docs/operator-models.md).
+  flash_forward,  // the forward kernel: S = Q.K^T, online softmax, O = P.V
+  flash_backward, // the backward kernel: S recomputed, then dV, dP, dQ, dK
 };
+
+/// Whether `k` is one of the fused attention kernels.
+[[nodiscard]] constexpr bool is_fused_attention(OpKind k) {
+  return k == OpKind::flash_forward || k == OpKind::flash_backward;
+}
 
 [[nodiscard]] std::string_view to_string(OpKind k);
 
@@ -53,14 +62,34 @@ struct GemmShape {
   }
 };
 
+/// One fused attention kernel call on the axes of FlashAttention's benchmark
+/// (benchmarks/benchmark_flash_attention.py: batch x heads, sequence, head dimension, causal):
+/// `heads` (batch x heads) times `queries` rows against `keys` keys of `head_dim`; under a causal
+/// mask a query visits keys / 2 on average (Dao, FlashAttention-2, ICLR 2024, section 3.1.1).
+struct AttentionShape {
+  std::int64_t heads = 0;
+  std::int64_t queries = 0;
+  std::int64_t keys = 0;
+  std::int64_t head_dim = 0; // of queries and keys (MLA: nope + rope)
+  bool causal = false;
+  std::int64_t v_head_dim = 0; // of values and the output when it differs (MLA); 0: head_dim
+
+  /// Keys each query visits on average.
+  [[nodiscard]] std::int64_t attended() const { return causal ? keys / 2 : keys; }
+  [[nodiscard]] std::int64_t v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+  friend bool operator==(const AttentionShape&, const AttentionShape&) = default;
+};
+
 struct ComputeOp {
   std::string name; // e.g. "attn.qkv", "mlp.fc1.wgrad"
   OpKind kind = OpKind::elementwise;
   Pass pass = Pass::forward;
   Dtype dtype = Dtype::bf16;
-  std::optional<GemmShape> gemm; // set for gemm and batched_gemm
-  units::Flops flops;            // arithmetic work
-  units::Bytes bytes;            // HBM traffic: bytes read plus bytes written
+  std::optional<GemmShape> gemm; // set for gemm, batched_gemm and the fused attention kinds
+  /// The kernel call a fused attention step belongs to (flash_forward, flash_backward).
+  std::optional<AttentionShape> attention;
+  units::Flops flops; // arithmetic work
+  units::Bytes bytes; // HBM traffic: bytes read plus bytes written
   /// Parameters whose gradient is final once this op ran (weight-gradient GEMMs, norm and bias
   /// gradients); drives data-parallel gradient bucketing.
   std::int64_t grad_params = 0;
