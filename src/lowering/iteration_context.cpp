@@ -68,8 +68,9 @@ const PreparedSequence& IterationContext::head_backward(const model::ModelChunk&
 }
 
 double IterationContext::activation_elements() const {
-  // Under context parallelism a stage sends its s / cp tokens.
-  return static_cast<double>(plan.micro_batch * (model.seq_len / plan.parallelism.context) * model.hidden);
+  // Under context parallelism a stage sends its s / cp tokens (cp divides s: model/validate.cpp).
+  const std::int64_t local_seq = model.seq_len / plan.parallelism.context;
+  return static_cast<double>(plan.micro_batch * local_seq * model.hidden);
 }
 
 } // namespace twocs::lowering::detail

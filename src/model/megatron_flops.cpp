@@ -6,6 +6,7 @@ namespace twocs::model {
 namespace {
 
 /// Megatron-LM pads the vocabulary to a multiple of --make-vocab-size-divisible-by (128).
+// NOLINTNEXTLINE(bugprone-integer-division): rounding up to a multiple of 128 is the point
 double padded_vocab(std::int64_t vocab) { return static_cast<double>((vocab + 127) / 128 * 128); }
 
 /// The MLP term (f/h) k m + (f_sh/h) m, averaged over the layers (dense and MoE differ).

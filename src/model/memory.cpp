@@ -56,9 +56,9 @@ StageContents contents_of(std::int64_t stage, const std::vector<ModelChunk>& chu
 /// accumulate_allreduce_grads_in_fp32 for bf16, megatron/training/arguments.py; DeepSpeed's
 /// BF16_Optimizer accumulates in fp32 too): 2 + 4 + 12 = 18 bytes. fp16 keeps 16-bit gradients.
 struct BytesPerParameter {
-  double weights;
-  double gradients;
-  double optimizer;
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
 };
 
 BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
@@ -211,71 +211,102 @@ std::int64_t MemoryReport::peak_stage() const {
   return best;
 }
 
+namespace {
+
+/// What every stage's estimate shares.
+struct MemoryInputs {
+  const TransformerConfig& model;
+  const TrainingPlan& plan;
+  ParameterCounts counts;
+  BytesPerParameter per_param;
+  bool sp = false;
+  double moe_activations = 0;   // one layer of the model's kind (MoE with model.moe)
+  double dense_activations = 0; // one dense-FFN layer of a mixed model
+};
+
+/// Weights, gradients and optimizer state of stage contents `c` under ZeRO's sharding.
+void add_state(const MemoryInputs& in, const StageContents& c, MemoryBreakdown& b) {
+  const auto& par = in.plan.parallelism;
+  const auto sharding = in.plan.optimizer.sharding;
+  // Sharded state spans the data-parallel group with its context-parallel ranks (Megatron-Core);
+  // that of the routed experts the expert-data-parallel group of t d / ep ranks (Megatron-Core's
+  // distributed optimizer shards expert parameters over expert_data_parallel_group; experts are
+  // whole on every tensor-parallel rank). `shards(x)` counts parameters per rank.
+  const double d = as_double(par.data * par.context);
+  const double experts = as_double(c.expert_parameters);
+  const double dense = as_double(c.parameters) - experts;
+  const double expert_d = d * as_double(par.tensor) / as_double(par.expert);
+  const auto shards = [&](bool sharded) { return sharded ? dense / d + experts / expert_d : dense + experts; };
+  // ZeRO: stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the weights.
+  b.weights = units::Bytes(shards(sharding == OptimizerSharding::full) * in.per_param.weights);
+  b.gradients = units::Bytes(shards(sharding == OptimizerSharding::gradients || sharding == OptimizerSharding::full) *
+                             in.per_param.gradients);
+  b.optimizer_state = units::Bytes(shards(sharding != OptimizerSharding::none) * in.per_param.optimizer);
+}
+
+/// Activations held at the stage's peak with `in_flight` model chunks of micro-batches.
+double stage_activations(const MemoryInputs& in, const StageContents& c, std::int64_t in_flight) {
+  const auto& par = in.plan.parallelism;
+  const double layers_per_chunk = as_double(c.layers) / as_double(par.virtual_stages);
+  // A stage with dense and MoE layers holds their mean per layer (the chunks in flight average it).
+  const double layer_activations = c.dense_layers == 0 ? in.moe_activations
+                                                       : (as_double(c.dense_layers) * in.dense_activations +
+                                                          as_double(c.layers - c.dense_layers) * in.moe_activations) /
+                                                             as_double(c.layers);
+  double activations = as_double(in_flight) * layers_per_chunk * layer_activations;
+  // Full recomputation rebuilds one layer's activations during its backward; per-operator
+  // checkpointing rebuilds what it did not save of one layer (the stage's largest kind).
+  if (in.plan.recompute == Recompute::full || in.plan.recompute == Recompute::selective_op) {
+    const bool rebuilt_moe = in.model.moe.has_value() && c.dense_layers < c.layers;
+    if (in.plan.recompute == Recompute::selective_op)
+      activations -= rebuilt_moe ? in.moe_activations : in.dense_activations;
+    TrainingPlan none = in.plan;
+    none.recompute = Recompute::none;
+    activations += layer_activation_bytes(in.model, none, in.sp, rebuilt_moe);
+  }
+  const std::int64_t local_seq = in.model.seq_len / par.context; // tokens per rank of each sequence
+  if (c.has_output_head)
+    activations += (loss_bytes(in.model, in.plan, local_seq) + head_saved_bytes(in.model, in.plan, local_seq, in.sp)) *
+                   as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
+  return activations;
+}
+
+/// A full activation buffer for tensor-parallel collectives, send and receive buffers between
+/// stages, a prefetched layer of gathered weights under ZeRO-3, and FSDP2's root.
+double stage_buffers(const MemoryInputs& in, const StageContents& c) {
+  const auto& par = in.plan.parallelism;
+  const double activation_element = in.plan.dtype == Dtype::fp32 ? 4.0 : 2.0;
+  const double sbh =
+      as_double(in.model.seq_len / par.context) * as_double(in.plan.micro_batch) * as_double(in.model.hidden);
+  double buffers = 0;
+  if (par.tensor > 1) buffers += sbh * activation_element;
+  if (par.pipeline > 1) buffers += 2 * sbh * activation_element;
+  if (in.plan.optimizer.sharding == OptimizerSharding::full)
+    buffers += 2 * as_double(std::max(in.counts.per_layer, in.counts.dense_per_layer)) * in.per_param.weights;
+  buffers += context_kv_buffers(in.model, in.plan, activation_element);
+  buffers += fsdp_root_unsharded_bytes(in.plan, c, in.per_param.weights);
+  return buffers;
+}
+
+} // namespace
+
 MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan& plan) {
   const auto& par = plan.parallelism;
-  const bool sp = par.sequence && par.tensor > 1;
-  const auto counts = count_parameters(model, par.tensor, par.expert);
-  const auto chunks = partition_layers(model, plan);
-  const auto per_param = bytes_per_parameter(plan);
-  const auto sharding = plan.optimizer.sharding;
-  // Sharded state spans the data-parallel group with its context-parallel ranks (Megatron-Core).
-  const double d = as_double(par.data * par.context);
-  const double activation_element = plan.dtype == Dtype::fp32 ? 4.0 : 2.0;
-  const std::int64_t local_seq = model.seq_len / par.context; // tokens per rank of each sequence
-  const double sbh = as_double(local_seq) * as_double(plan.micro_batch) * as_double(model.hidden);
+  MemoryInputs in{model, plan, count_parameters(model, par.tensor, par.expert), bytes_per_parameter(plan)};
+  in.sp = par.sequence && par.tensor > 1;
   // Per layer kind: the model's (MoE with model.moe) and a mixed model's dense-FFN layers.
   const bool moe = model.moe.has_value();
-  const double moe_activations = layer_activation_bytes(model, plan, sp, moe);
-  const double dense_activations = moe ? layer_activation_bytes(model, plan, sp, false) : moe_activations;
+  in.moe_activations = layer_activation_bytes(model, plan, in.sp, moe);
+  in.dense_activations = moe ? layer_activation_bytes(model, plan, in.sp, false) : in.moe_activations;
+  const auto chunks = partition_layers(model, plan);
   MemoryReport report;
   for (std::int64_t stage = 0; stage < par.pipeline; ++stage) {
-    const StageContents c = contents_of(stage, chunks, counts, model, par.tensor);
-    // Sharded state of the routed experts spans the expert-data-parallel group of t d / ep ranks
-    // (Megatron-Core's distributed optimizer shards expert parameters over
-    // expert_data_parallel_group; experts are whole on every tensor-parallel rank); the rest
-    // spans d. `shards(x)` counts parameters per rank.
-    const double experts = as_double(c.expert_parameters);
-    const double dense = as_double(c.parameters) - experts;
-    const double expert_d = d * as_double(par.tensor) / as_double(par.expert);
-    const auto shards = [&](bool sharded) { return sharded ? dense / d + experts / expert_d : dense + experts; };
+    const StageContents c = contents_of(stage, chunks, in.counts, model, par.tensor);
     MemoryBreakdown b;
-    // ZeRO: stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the weights.
-    b.weights = units::Bytes(shards(sharding == OptimizerSharding::full) * per_param.weights);
-    b.gradients = units::Bytes(shards(sharding == OptimizerSharding::gradients || sharding == OptimizerSharding::full) *
-                               per_param.gradients);
-    b.optimizer_state = units::Bytes(shards(sharding != OptimizerSharding::none) * per_param.optimizer);
+    add_state(in, c, b);
     const std::int64_t in_flight = chunks_in_flight(plan, stage);
-    const double layers_per_chunk = as_double(c.layers) / as_double(par.virtual_stages);
-    // A stage with dense and MoE layers holds their mean per layer (the chunks in flight average it).
-    const double layer_activations =
-        c.dense_layers == 0
-            ? moe_activations
-            : (as_double(c.dense_layers) * dense_activations + as_double(c.layers - c.dense_layers) * moe_activations) /
-                  as_double(c.layers);
-    double activations = as_double(in_flight) * layers_per_chunk * layer_activations;
-    // Full recomputation rebuilds one layer's activations during its backward; per-operator
-    // checkpointing rebuilds what it did not save of one layer (the stage's largest kind).
-    if (plan.recompute == Recompute::full || plan.recompute == Recompute::selective_op) {
-      const bool rebuilt_moe = moe && c.dense_layers < c.layers;
-      if (plan.recompute == Recompute::selective_op) activations -= rebuilt_moe ? moe_activations : dense_activations;
-      TrainingPlan none = plan;
-      none.recompute = Recompute::none;
-      activations += layer_activation_bytes(model, none, sp, rebuilt_moe);
-    }
-    if (c.has_output_head)
-      activations += (loss_bytes(model, plan, local_seq) + head_saved_bytes(model, plan, local_seq, sp)) *
-                     as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
-    b.activations = units::Bytes(activations);
-    // A full activation buffer for tensor-parallel collectives, send and receive buffers
-    // between stages, a prefetched layer of gathered weights under ZeRO-3, and FSDP2's root.
-    double buffers = 0;
-    if (par.tensor > 1) buffers += sbh * activation_element;
-    if (par.pipeline > 1) buffers += 2 * sbh * activation_element;
-    if (sharding == OptimizerSharding::full)
-      buffers += 2 * as_double(std::max(counts.per_layer, counts.dense_per_layer)) * per_param.weights;
-    buffers += context_kv_buffers(model, plan, activation_element);
-    buffers += fsdp_root_unsharded_bytes(plan, c, per_param.weights);
-    b.communication_buffers = units::Bytes(buffers);
+    b.activations = units::Bytes(stage_activations(in, c, in_flight));
+    b.communication_buffers = units::Bytes(stage_buffers(in, c));
     report.stages.push_back({stage, c.layers, (in_flight + par.virtual_stages - 1) / par.virtual_stages, b});
   }
   assert(!report.stages.empty());

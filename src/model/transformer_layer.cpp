@@ -20,7 +20,6 @@
 namespace twocs::model {
 namespace {
 
-using detail::collective;
 using detail::dims_of;
 using detail::enter_region_forward;
 using detail::LayerDims;

@@ -30,7 +30,7 @@ public:
   /// group must have all its members simulated or exactly one (the others folded away).
   /// `policy` chooses each collective's algorithm and shape when it is first lowered.
   explicit CollectiveRegistry(TaskSink& graph, std::vector<bool> simulated = {}, CollectivePolicy policy = {})
-      : graph_(graph), simulated_(std::move(simulated)), policy_(std::move(policy)) {}
+      : graph_(graph), simulated_(std::move(simulated)), policy_(policy) {}
 
   /// Joins `device` to the `sequence`-th collective of its group (identified by `group_kind`, the
   /// group's first device and group_tag), lowering it when `device` is the first member to get there.
