@@ -51,8 +51,6 @@ constexpr std::array cross_rail_values = {hardware::CrossRail::pxn, hardware::Cr
 /// that nodes x devices and every product of them stays inside 64-bit integers.
 constexpr std::int64_t max_devices_per_node = 1 << 16;
 constexpr std::int64_t max_nodes = 1 << 24;
-/// NCCL's MAXCHANNELS (src/include/device.h): no collective runs on more channels.
-constexpr std::int64_t max_in_network_channels = 64;
 
 std::int64_t read_count_up_to(const Field& f, std::int64_t limit) {
   const std::int64_t count = read_count(f);
@@ -127,7 +125,7 @@ hardware::NodeSpec read_node(const Field& field) {
   if (const auto f = link.optional("efficiency")) node.interconnect.efficiency = read_real(*f);
   if (const auto f = link.optional("in_network_efficiency")) node.in_network_efficiency = read_real(*f);
   if (const auto f = link.optional("in_network_channels"))
-    node.in_network_channels = static_cast<std::int32_t>(read_count_up_to(*f, max_in_network_channels));
+    node.in_network_channels = static_cast<std::int32_t>(read_count_up_to(*f, hardware::max_in_network_channels));
   return node;
 }
 

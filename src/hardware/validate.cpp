@@ -35,7 +35,7 @@ void validate_network_extras(const ClusterSpec& cluster) {
     throw InputError("node.interconnect.in_network_efficiency must lie in [0, 1]",
                      "node.interconnect.in_network_efficiency",
                      "0 (no in-network reduction) or e.g. 0.85 (NVLS on H100)");
-  if (cluster.node.in_network_channels < 1 || cluster.node.in_network_channels > 64)
+  if (cluster.node.in_network_channels < 1 || cluster.node.in_network_channels > max_in_network_channels)
     throw InputError("node.interconnect.in_network_channels must lie in [1, 64]",
                      "node.interconnect.in_network_channels", "e.g. 16 (NCCL's NVLS channels on Hopper)");
 }

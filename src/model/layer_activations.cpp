@@ -30,27 +30,24 @@ ActivationUnits layer_activation_units(const TransformerConfig& m, bool moe_ffn)
   const bool swiglu = m.ffn_kind == FfnKind::swiglu;
   const auto ffn = [&](double width, double copies) { return copies * e * (width * (swiglu ? 2.0 : 1.0) + width) / h; };
   u.replicated += e + e;
+  // FP8 halves the QKV and fc1 inputs and the attention-output and fc2 inputs (per routed copy).
   if (moe) {
     // Megatron-Core's dispatcher hands each expert its tokens' copies (top_k per token; the busiest
     // rank load_imbalance times the mean), sequence-split over the tensor group (expert-tensor
     // parallelism 1 needs sequence parallelism); shared experts see every token once.
     const double copies = as_double(m.moe->top_k) * m.moe->load_imbalance;
-    u.split += copies * e + ffn(as_double(m.moe->expert_ffn_hidden), copies);
-    if (m.moe->shared_experts > 0) u.split += ffn(as_double(m.moe->shared_experts * m.moe->expert_ffn_hidden), 1.0);
+    const double expert_ffn = as_double(m.moe->expert_ffn_hidden);
+    u.split += copies * e + ffn(expert_ffn, copies);
+    if (m.moe->shared_experts > 0) u.split += ffn(as_double(m.moe->shared_experts) * expert_ffn, 1.0);
+    u.fp8_replicated = e / 2;
+    u.fp8_split = q / 2 + copies * (e + e * expert_ffn / h) / 2;
   } else {
     u.split += ffn(as_double(m.ffn_hidden), 1.0);
-  }
-  // One-byte dropout masks after the attention output and after fc2 (Megatron-LM's 0.1 default).
-  if (m.dropout) u.replicated += 2.0;
-  // FP8 halves the QKV and fc1 inputs and the attention-output and fc2 inputs (per routed copy).
-  if (moe) {
-    const double copies = as_double(m.moe->top_k) * m.moe->load_imbalance;
-    u.fp8_replicated = e / 2;
-    u.fp8_split = q / 2 + copies * (e + e * as_double(m.moe->expert_ffn_hidden) / h) / 2;
-  } else {
     u.fp8_replicated = e;
     u.fp8_split = q / 2 + e * as_double(m.ffn_hidden) / h / 2;
   }
+  // One-byte dropout masks after the attention output and after fc2 (Megatron-LM's 0.1 default).
+  if (m.dropout) u.replicated += 2.0;
   return u;
 }
 

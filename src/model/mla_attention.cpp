@@ -54,10 +54,7 @@ void add_mla_projections_forward(StepSequence& steps, const LayerShape& shape, c
   const auto& m = shape.model;
   const MlaConfig& c = *m.mla;
   const MlaDims x = mla_dims(shape, d);
-  const auto with_pass = [pass](auto step) {
-    step.pass = pass;
-    return step;
-  };
+  const auto with_pass = pass_setter(pass);
   const Dtype dt = shape.linear_dtype();
   const bool q_latent = c.q_lora_rank > 0;
   if (q_latent) {

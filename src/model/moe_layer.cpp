@@ -114,10 +114,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const auto& m = shape.model;
   const auto& moe = *m.moe;
   const MoeDims d = moe_dims(shape);
-  const auto with_pass = [pass](ComputeOp op) {
-    op.pass = pass;
-    return op;
-  };
+  const auto with_pass = pass_setter(pass);
   // Router logits T x E, then softmax and top-k over them (router.py, TopKRouter).
   steps.push_back(with_pass(linear_forward("moe.router", shape.dtype, d.tokens, m.hidden, moe.experts)));
   steps.push_back(memory_bound("moe.router.topk", OpKind::softmax, pass, shape.dtype,

@@ -22,6 +22,15 @@ ComputeOp linear_weight_grad(std::string name, Dtype dtype, std::int64_t tokens,
 
 ComputeOp batched_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape);
 
+/// A function that moves a step (ComputeOp or CollectiveOp) into `pass`: a layer's forward steps
+/// built once and emitted again as its recomputation.
+[[nodiscard]] inline auto pass_setter(Pass pass) {
+  return [pass](auto step) {
+    step.pass = pass;
+    return step;
+  };
+}
+
 /// A memory-bound kernel over `elements` values: `bytes_per_element` of HBM traffic and
 /// `flops_per_element` of arithmetic each.
 ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, double elements, double bytes_per_element,

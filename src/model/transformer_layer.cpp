@@ -52,10 +52,7 @@ namespace detail {
 void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const auto& m = shape.model;
   const LayerDims d = dims_of(shape);
-  const auto with_pass = [pass](auto step) {
-    step.pass = pass;
-    return step;
-  };
+  const auto with_pass = detail::pass_setter(pass);
   if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "mlp.fc1")));
   steps.push_back(
       with_pass(detail::linear_forward("mlp.fc1", shape.linear_dtype(), d.tokens, m.hidden, d.ffn_in_local)));
@@ -75,10 +72,7 @@ namespace {
 /// fc1's columns) and the activation run again; without SwiGLU fc1 is saved and fc2 recomputed.
 void add_ffn_op_recompute(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass, bool swiglu) {
   const auto& m = shape.model;
-  const auto with_pass = [pass](auto step) {
-    step.pass = pass;
-    return step;
-  };
+  const auto with_pass = detail::pass_setter(pass);
   if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "mlp.fc1")));
   if (swiglu)
     steps.push_back(
@@ -95,10 +89,7 @@ void add_ffn_op_recompute(StepSequence& steps, const LayerShape& shape, const La
 /// The fused QKV projection and RoPE (without MLA); under op_recompute only the K projection.
 void add_qkv_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass, bool op_recompute) {
   const auto& m = shape.model;
-  const auto with_pass = [pass](auto step) {
-    step.pass = pass;
-    return step;
-  };
+  const auto with_pass = detail::pass_setter(pass);
   if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "attn.qkv")));
   // The K projection alone under op_recompute: the QKV columns less Q's, halved (K and V).
   const std::int64_t qkv_columns = op_recompute ? (d.qkv_local - d.attention_local) / 2 : d.qkv_local;
@@ -128,10 +119,7 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
     steps.push_back(memory_bound(name, OpKind::elementwise, pass, shape.dtype, d.norm_elements,
                                  kernel_bytes::bias_dropout_add_forward(shape.dtype), kernel_flops::dropout));
   };
-  const auto with_pass = [pass](auto step) {
-    step.pass = pass;
-    return step;
-  };
+  const auto with_pass = detail::pass_setter(pass);
   norm("attn.norm");
   if (m.mla) {
     detail::add_mla_projections_forward(steps, shape, d, pass); // op_recompute with MLA is refused

@@ -7,6 +7,7 @@
 #include <twocs/model/parameters.hpp>
 
 #include "support/modern_models.hpp"
+#include "support/scenarios.hpp"
 
 using namespace twocs::model;
 
@@ -20,13 +21,8 @@ TransformerConfig mixed(std::int64_t dense) {
   return m;
 }
 
-TrainingPlan two_stages() {
-  TrainingPlan plan;
-  plan.global_batch = 8;
-  plan.micro_batch = 1;
-  plan.parallelism.pipeline = 2;
-  return plan;
-}
+/// Two pipeline stages, 8 micro-batches of one sequence.
+TrainingPlan two_stages() { return twocs::testing::plan_of(1, 2, 1, 8); }
 
 } // namespace
 

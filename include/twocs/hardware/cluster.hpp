@@ -70,6 +70,9 @@ enum class CrossRail {
 [[nodiscard]] constexpr std::string_view to_string(Routing r) { return r == Routing::ecmp ? "ecmp" : "ideal"; }
 [[nodiscard]] constexpr std::string_view to_string(CrossRail c) { return c == CrossRail::spine ? "spine" : "pxn"; }
 
+/// NCCL's MAXCHANNELS (src/include/device.h): no collective runs on more channels.
+inline constexpr std::int32_t max_in_network_channels = 64;
+
 struct NodeSpec {
   std::int64_t devices = 1;
   NodeTopology topology = NodeTopology::switch_;
