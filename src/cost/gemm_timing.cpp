@@ -70,9 +70,33 @@ GemmTiming untiled(const hardware::DeviceSpec& device, const Path& path, const m
   return t;
 }
 
+/// Separate kernels over `shape.streams` streams: full rounds of `streams` concurrent GEMMs and
+/// one round of what is left, each timed as one batch (gemm_timing.hpp).
+GemmTiming stream_rounds(const hardware::DeviceSpec& device, model::GemmShape shape, model::Dtype dtype) {
+  const std::int64_t per_round = shape.streams;
+  const std::int64_t full = shape.batch / per_round;
+  const std::int64_t rest = shape.batch % per_round;
+  shape.streams = 0;
+  shape.batch = per_round;
+  GemmTiming t = time_gemm(device, shape, dtype);
+  t.compute = t.compute * as_double(full);
+  t.reduction = t.reduction * as_double(full);
+  t.rounds = full;
+  if (rest > 0) {
+    shape.batch = rest;
+    const GemmTiming last = time_gemm(device, shape, dtype);
+    t.compute = t.compute + last.compute;
+    t.reduction = t.reduction + last.reduction;
+    t.rounds += 1;
+  }
+  return t;
+}
+
 } // namespace
 
 GemmTiming time_gemm(const hardware::DeviceSpec& device, const model::GemmShape& shape, model::Dtype dtype) {
+  if (shape.streams > 0 && shape.batch > shape.streams && shape.m > 0 && shape.n > 0 && shape.k > 0)
+    return stream_rounds(device, shape, dtype);
   const Path path = path_of(device, dtype);
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0) {
     GemmTiming none;

@@ -27,16 +27,18 @@ units::Seconds KernelCostModel::formula_duration(const model::ComputeOp& op) con
   // al., "Data Movement Is All You Need", MLSys 2021).
   units::Seconds compute{};
   units::Bytes bytes = op.bytes;
+  double launches = 1; // kernels on the critical path, each paying the launch overhead
   if (gemm) {
     const GemmTiming t = time_gemm(device_, *op.gemm, op.dtype);
     compute = t.compute;
     bytes += t.reduction;
+    launches = static_cast<double>(t.rounds);
   } else if (op.flops.value() > 0) {
     compute = op.flops / vector_rate(op.dtype);
   }
   const units::Seconds memory = bytes / (device_.memory_bandwidth * device_.roofline.memory_efficiency);
   // Roofline: time = max(W / P, Q / B) (Williams et al. 2009, Eq. 1) plus a launch overhead.
-  return units::max(compute, memory) + device_.roofline.kernel_overhead;
+  return units::max(compute, memory) + device_.roofline.kernel_overhead * launches;
 }
 
 units::Seconds KernelCostModel::duration(const model::ComputeOp& op) const {

@@ -55,9 +55,17 @@ ComputeOp grouped(ComputeOp op, const MoeDims& d) {
   return op;
 }
 
+/// Transformer Engine's GroupedLinear (Megatron-Core TEGroupedMLP, --moe-grouped-gemm) runs one
+/// cuBLAS GEMM per local expert, GEMM i on compute stream i mod 4 (transformer_engine/pytorch/
+/// csrc/extensions/gemm.cpp, te_general_grouped_gemm: "For now, we only have multi-stream cublas
+/// backend"; common/gemm/cublaslt_gemm.cpp, nvte_multi_stream_cublas_gemm; common/util/
+/// multi_stream.cpp, nvte_get_num_compute_streams: 4).
+constexpr std::int64_t grouped_linear_streams = 4;
+
 ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape, const MoeDims& d) {
+  shape.streams = grouped_linear_streams;
   ComputeOp op = batched_gemm(std::move(name), pass, dtype, shape);
-  op.kind = OpKind::gemm; // the grouped GEMM kernel (CUTLASS grouped GEMM, Megatron-Core GroupedMLP)
+  op.kind = OpKind::gemm;
   return grouped(std::move(op), d);
 }
 

@@ -166,6 +166,34 @@ TEST_CASE("every kernel pays the fixed overhead once") {
     CHECK(with.duration(op).value() - without.duration(op).value() == doctest::Approx(7e-6).epsilon(1e-6));
 }
 
+TEST_CASE("a batch issued as separate kernels over streams runs in rounds of concurrent GEMMs") {
+  // 10 GEMMs of 27 tiles each over 4 streams: rounds of 4, 4 and 2 GEMMs. A round of 4 holds
+  // 108 tiles, one wave; the last round's 54 tiles take a wave too. One batched kernel would
+  // hold 270 tiles in 3 waves. k is one tile step, so that no round can split k.
+  auto fast_memory = device(0, 5e-6);
+  fast_memory.memory_bandwidth = units::ByteRate(1e16);
+  const cost::KernelCostModel model(fast_memory);
+  auto op = gemm(256 * 9, 128 * 3, 32, 10);
+  CHECK(model.duration(op).value() == doctest::Approx(3 * wave(32) + 5e-6).epsilon(1e-9));
+  op.gemm->streams = 4;
+  const auto t = cost::time_gemm(fast_memory, *op.gemm, model::Dtype::bf16);
+  CHECK(t.rounds == 3);
+  // Three rounds of one wave each, and a launch per round on the critical path.
+  CHECK(model.duration(op).value() == doctest::Approx(3 * wave(32) + 3 * 5e-6).epsilon(1e-9));
+  // 12 GEMMs of 27 tiles: three full rounds (3 waves) where one kernel needs ceil(324/108) = 3.
+  op.gemm->batch = 12;
+  CHECK(cost::time_gemm(fast_memory, *op.gemm, model::Dtype::bf16).compute.value() ==
+        doctest::Approx(3 * wave(32)).epsilon(1e-9));
+  // 6 GEMMs of 20 tiles: rounds of 80 and 40 tiles, a wave each, as one kernel of 120 takes two.
+  auto small = gemm(256 * 5, 128 * 4, 32, 6);
+  small.gemm->streams = 4;
+  CHECK(cost::time_gemm(fast_memory, *small.gemm, model::Dtype::bf16).compute.value() ==
+        doctest::Approx(2 * wave(32)).epsilon(1e-9));
+  // No more GEMMs than streams: one round, as one kernel.
+  small.gemm->streams = 8;
+  CHECK(cost::time_gemm(fast_memory, *small.gemm, model::Dtype::bf16).rounds == 1);
+}
+
 TEST_CASE("without compute units, tiles or k_half the kernel model is the roofline") {
   hardware::DeviceSpec d = device();
   d.kernels = {};

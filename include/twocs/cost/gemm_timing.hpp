@@ -14,6 +14,9 @@
 // blocks per tile and reduces the fp32 partial results (split-K: CUTLASS "parallelized
 // reductions"; Osama et al., "Stream-K", PPoPP 2023); the split that finishes first is taken.
 // The tile and orientation that finish first are taken, as a BLAS heuristic would.
+// A batch issued as separate kernels over S streams (GemmShape::streams) runs in rounds of S
+// concurrent GEMMs that share the device's waves: ceil(batch / S) rounds, each timed as a batch
+// of S (the last of what is left), one launch per round on the critical path.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +37,7 @@ struct GemmTiming {
   std::int64_t k_steps = 0; // k per block, padded to the tile's k step
   units::Seconds compute;   // the compute side, without memory bound and overhead
   units::Bytes reduction;   // HBM traffic of split-K partial sums (written and read in fp32)
+  std::int64_t rounds = 1;  // kernel launches on the critical path: 1, or the stream rounds
 };
 
 /// The compute time of `shape` in `dtype` on `device` (which must list a peak for `dtype`).

@@ -47,6 +47,10 @@ struct GemmShape {
   std::int64_t n = 0;
   std::int64_t k = 0;
   std::int64_t batch = 1;
+  /// 0: the batch is one kernel (a batched or grouped GEMM). Otherwise each batch entry is a
+  /// kernel of its own, issued round-robin over this many streams, so that at most this many
+  /// share the device at once (Transformer Engine's multi-stream GEMMs, gemm_timing.hpp).
+  std::int64_t streams = 0;
 
   /// Bytes of HBM traffic when A, B and C are each read or written once per batch entry: the
   /// compulsory traffic of the roofline model (Williams et al. 2009).
