@@ -135,6 +135,37 @@ hardware::LinkSpec group_link(CommGroup group, const model::Parallelism& p, cons
   return span <= cluster.node.devices ? cluster.node.interconnect : cluster.network.link;
 }
 
+namespace {
+
+/// One layer of `shape`'s kind, one micro-batch: forward, recomputation, backward.
+Work layer_work(const model::LayerShape& shape, const model::TrainingPlan& plan, const hardware::ClusterSpec& cluster,
+                const cost::OperatorCostModel& cost) {
+  Work w;
+  add_steps(w, model::transformer_layer_forward(shape), plan, cluster, cost);
+  add_steps(w, model::transformer_layer_recompute(shape, plan.recompute), plan, cluster, cost);
+  add_steps(w, model::transformer_layer_backward(shape), plan, cluster, cost);
+  return w;
+}
+
+/// The layers of the device with the most work. A mixed model's dense-FFN layers come first
+/// (model.moe.dense_layers), so the first stage holds them and every other stage, if any, only
+/// the model's MoE layers: the busier of the two.
+Work busiest_stage(const Projection& out, const model::TransformerConfig& model, const model::LayerShape& shape,
+                   const model::TrainingPlan& plan, const hardware::ClusterSpec& cluster,
+                   const cost::OperatorCostModel& cost) {
+  const std::int64_t per_device = out.layers_per_device;
+  const std::int64_t dense = model.moe ? std::min(model.moe->dense_layers, per_device) : 0;
+  if (dense == 0) return out.layer.times(static_cast<double>(per_device));
+  Work first = layer_work(shape.for_layer(0), plan, cluster, cost).times(static_cast<double>(dense));
+  first += out.layer.times(static_cast<double>(per_device - dense));
+  if (model.layers <= per_device) return first; // one stage
+  const Work moe_only = out.layer.times(static_cast<double>(per_device));
+  const auto total = [](const Work& w) { return w.compute + w.total_comm(); };
+  return total(moe_only) > total(first) ? moe_only : first;
+}
+
+} // namespace
+
 Projection project(const model::TransformerConfig& model, const model::TrainingPlan& plan,
                    const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost) {
   const model::LayerShape shape = model::LayerShape::of(model, plan);
@@ -142,13 +173,12 @@ Projection project(const model::TransformerConfig& model, const model::TrainingP
   Projection out;
   out.micro_batches = plan.global_batch / (p.data * plan.micro_batch);
   out.layers_per_device = (model.layers + p.pipeline - 1) / p.pipeline;
-  add_steps(out.layer, model::transformer_layer_forward(shape), plan, cluster, cost);
-  add_steps(out.layer, model::transformer_layer_recompute(shape, plan.recompute), plan, cluster, cost);
-  add_steps(out.layer, model::transformer_layer_backward(shape), plan, cluster, cost);
+  out.layer = layer_work(shape, plan, cluster, cost);
+  out.stage = busiest_stage(out, model, shape, plan, cluster, cost);
 
   // The device with the most work: its layers, the output head (last stage), and with one
   // stage also the embedding; every micro-batch; then the gradient sync and optimizer step.
-  Work micro = out.layer.times(static_cast<double>(out.layers_per_device));
+  Work micro = out.stage;
   add_steps(micro, model::output_head_forward(shape), plan, cluster, cost);
   add_steps(micro, model::output_head_backward(shape, p.pipeline == 1), plan, cluster, cost);
   if (p.pipeline == 1) {
@@ -157,8 +187,11 @@ Projection project(const model::TransformerConfig& model, const model::TrainingP
   }
   out.iteration = micro.times(static_cast<double>(out.micro_batches));
   out.iteration += pipeline_transfers(shape, plan, cluster, out.micro_batches);
-  const auto counts = model::count_parameters(model, p.tensor);
-  const std::int64_t parameters = counts.per_layer * out.layers_per_device + counts.embedding + counts.final_norm;
+  // The parameters of the first stage's layers, E / ep experts per MoE layer (the busiest stage
+  // differs from it only by a mixed model's dense layers, a small share of the weights).
+  const auto counts = model::count_parameters(model, p.tensor, p.expert);
+  const std::int64_t parameters =
+      counts.layer_range(0, std::min(out.layers_per_device, model.layers)) + counts.embedding + counts.final_norm;
   out.iteration += data_parallel_sync(parameters, plan, cluster);
   const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
   add_steps(

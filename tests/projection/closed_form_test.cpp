@@ -2,6 +2,9 @@
 // simulator on a case with no contention and no overlap, where the two must agree.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include <twocs/analysis/summarize.hpp>
@@ -73,6 +76,35 @@ TEST_CASE("data- and pipeline-parallel bytes per iteration") {
   const double layer_params = 12 * h * h / 2 + 13 * h / 2;
   CHECK(p.iteration.comm_bytes[at(CommGroup::data)].value() ==
         doctest::Approx(2 * (20 * layer_params + 51200.0 / 2 * h)).epsilon(0.02));
+}
+
+TEST_CASE("a mixed model's dense layers are projected as dense, on the stage that holds them") {
+  // 40 layers of the default model, the first 3 dense, the rest MoE of 8 experts (top 2).
+  const std::vector<std::string> moe = {"model.moe.experts=8", "model.moe.top_k=2", "model.moe.expert_ffn_hidden=4096",
+                                        "training.parallelism.sequence=true", "training.parallelism.expert=8"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), moe.begin(), moe.end());
+    return project(scenario(extra));
+  };
+  const auto dense_model = project(scenario({"training.parallelism.sequence=true"}));
+  const auto all_moe = with({});
+  const auto mixed = with({"model.moe.dense_layers=3"});
+  // One layer of each kind; the MoE layer has an expert all-to-all, the dense one none.
+  CHECK(mixed.layer.compute.value() == doctest::Approx(all_moe.layer.compute.value()));
+  CHECK(mixed.layer.comm_bytes[at(CommGroup::expert)].value() > 0);
+  CHECK(dense_model.layer.comm_bytes[at(CommGroup::expert)].value() == 0);
+  // One stage: 3 dense layers and 37 MoE layers.
+  const double one_stage = 3 * dense_model.layer.compute.value() + 37 * all_moe.layer.compute.value();
+  CHECK(mixed.stage.compute.value() == doctest::Approx(one_stage));
+  CHECK(all_moe.stage.compute.value() == doctest::Approx(40 * all_moe.layer.compute.value()));
+  // Two stages of 20 layers: the first holds 3 dense + 17 MoE, the second 20 MoE; the busier counts.
+  const auto two = with({"model.moe.dense_layers=3", "training.parallelism.pipeline=2", "training.parallelism.data=1"});
+  const double first = 3 * dense_model.layer.compute.value() + 17 * all_moe.layer.compute.value();
+  const double second = 20 * all_moe.layer.compute.value();
+  const double second_comm = 20 * all_moe.layer.total_comm().value();
+  const double first_comm = 17 * all_moe.layer.total_comm().value() + 3 * dense_model.layer.total_comm().value();
+  CHECK(two.stage.compute.value() ==
+        doctest::Approx(second + second_comm > first + first_comm ? second : first).epsilon(1e-9));
 }
 
 TEST_CASE("analyze agrees with the simulator within 1% when nothing overlaps or contends") {

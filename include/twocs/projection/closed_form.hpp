@@ -36,7 +36,9 @@ struct Work {
 
 struct Projection {
   Work layer;     // one transformer layer, one micro-batch: forward, backward, recomputation
-  Work iteration; // the device with the most layers, the whole iteration, optimizer step included
+  Work stage;     // the layers of the device with the most work, one micro-batch (a mixed
+                  // model's dense-FFN layers counted as such)
+  Work iteration; // that device, the whole iteration, optimizer step included
   std::int64_t micro_batches = 0;
   std::int64_t layers_per_device = 0;
   units::Seconds time_no_overlap;      // compute + communication
