@@ -11,7 +11,8 @@ void ChunkPasses::forward(DeviceLowering& device, const WorkItem& item) const {
   if (chunk.has_embedding) emit_steps(device, layout, ops.embedding_forward, -1, item.micro_batch);
   for (std::int64_t l = 0; l < chunk.layers; ++l) {
     const auto& layer = ops.layer_at(chunk.first_layer + l);
-    weights_.gather_layer(device, l, chunk.layers, compute_ops(layer.forward), item.micro_batch);
+    weights_.gather_layer(device, l, chunk.layers, compute_ops(layer.forward), item.micro_batch, chunk.first_layer + l,
+                          chunk.first_layer + l + 1);
     emit_steps(device, layout, layer.forward, chunk.first_layer + l, item.micro_batch);
   }
   if (chunk.has_output_head) emit_steps(device, layout, ops.head_forward, -1, item.micro_batch);
@@ -25,7 +26,8 @@ void ChunkPasses::backward(DeviceLowering& device, const WorkItem& item) const {
   for (std::int64_t l = chunk.layers - 1; l >= 0; --l) {
     const auto& layer = ops.layer_at(chunk.first_layer + l);
     const int ops_per_layer = compute_ops(layer.recompute) + compute_ops(layer.backward);
-    weights_.gather_layer(device, chunk.layers - 1 - l, chunk.layers, ops_per_layer, item.micro_batch);
+    weights_.gather_layer(device, chunk.layers - 1 - l, chunk.layers, ops_per_layer, item.micro_batch,
+                          chunk.first_layer + l, chunk.first_layer + l - 1);
     emit_steps(device, layout, layer.recompute, chunk.first_layer + l, item.micro_batch);
     emit_steps(device, layout, layer.backward, chunk.first_layer + l, item.micro_batch);
   }

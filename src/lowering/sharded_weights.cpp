@@ -13,26 +13,38 @@ double weight_element_size(const model::TrainingPlan& plan) { return plan.dtype 
 } // namespace
 
 ShardedWeights::ShardedWeights(const IterationContext& context)
-    : context_(context),
-      layer_parameters_(model::count_parameters(context.model, context.plan.parallelism.tensor).per_layer) {}
+    : context_(context), counts_(model::count_parameters(context.model, context.plan.parallelism.tensor,
+                                                         context.plan.parallelism.expert)) {}
+
+void ShardedWeights::gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
+                                       CollectiveWait wait) const {
+  const auto& plan = context_.plan;
+  const auto gather = [&](std::int64_t count, const std::vector<DeviceId>& group) {
+    if (count <= 0 || group.size() < 2) return;
+    const CollectiveSpec spec{model::Collective::all_gather,
+                              model::CommGroup::data,
+                              model::Pass::forward,
+                              units::Bytes(static_cast<double>(count) * weight_element_size(plan)),
+                              context_.labels.layer_gather,
+                              -1,
+                              static_cast<std::int32_t>(micro_batch)};
+    device.program.collective(spec, group, wait);
+  };
+  // Sharded over the data group, which spans the context-parallel ranks too (rank_layout.hpp);
+  // the routed experts over the expert-data-parallel group that holds them (gather_updated).
+  const std::int64_t experts = counts_.expert_range(layer, 1);
+  gather(counts_.layer_range(layer, 1) - experts, context_.layout.group(device.device(), model::CommGroup::data));
+  gather(experts, expert_data_group(context_.layout, device.device(), plan.parallelism.expert));
+}
 
 void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
-                                  std::int64_t micro_batch) const {
+                                  std::int64_t micro_batch, std::int64_t layer, std::int64_t next) const {
   const auto& plan = context_.plan;
-  // Sharded over the data group, which spans the context-parallel ranks too (rank_layout.hpp).
   if (plan.optimizer.sharding != model::OptimizerSharding::full ||
       plan.parallelism.data * plan.parallelism.context == 1)
     return;
-  const auto group = context_.layout.group(device.device(), model::CommGroup::data);
-  const CollectiveSpec spec{model::Collective::all_gather,
-                            model::CommGroup::data,
-                            model::Pass::forward,
-                            units::Bytes(static_cast<double>(layer_parameters_) * weight_element_size(plan)),
-                            context_.labels.layer_gather,
-                            -1,
-                            static_cast<std::int32_t>(micro_batch)};
-  if (position == 0) device.program.collective(spec, group, {0, false});
-  if (position + 1 < layers) device.program.collective(spec, group, {ops_per_layer, false});
+  if (position == 0) gather_weights_of(device, layer, micro_batch, {0, false});
+  if (position + 1 < layers) gather_weights_of(device, next, micro_batch, {ops_per_layer, false});
 }
 
 void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t parameters,

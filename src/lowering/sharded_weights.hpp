@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include <twocs/model/parameters.hpp>
+
 #include "iteration_context.hpp"
 
 namespace twocs::lowering::detail {
@@ -16,16 +18,21 @@ class ShardedWeights {
 public:
   explicit ShardedWeights(const IterationContext& context);
 
-  /// Before the layer at `position` (counted in execution order) of a chunk of `layers`: the
-  /// first layer's gather, then the next layer's, due after `ops_per_layer` kernels.
+  /// Before the layer at `position` (counted in execution order) of a chunk of `layers`, which is
+  /// model layer `layer`, the next in execution order `next`: the first layer's gather, then the
+  /// next layer's, due after `ops_per_layer` kernels. Each gathers its own layer's weights (a
+  /// mixed model's dense and MoE layers differ), the routed experts' over the ranks holding them.
   void gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
-                    std::int64_t micro_batch) const;
+                    std::int64_t micro_batch, std::int64_t layer, std::int64_t next) const;
   /// After the optimizer updated this replica's shard of `parameters` parameters.
   void gather_updated(DeviceLowering& device, std::int64_t parameters, std::int64_t expert_parameters = 0) const;
 
 private:
+  void gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
+                         CollectiveWait wait) const;
+
   const IterationContext& context_;
-  std::int64_t layer_parameters_;
+  model::ParameterCounts counts_;
 };
 
 } // namespace twocs::lowering::detail
