@@ -1,5 +1,7 @@
 #include "step_synchronisation.hpp"
 
+#include <twocs/model/parameters.hpp>
+
 namespace twocs::lowering::detail {
 
 void model_parallel_scalar_all_reduce(const IterationContext& context, DeviceLowering& device, std::uint32_t label) {
@@ -18,13 +20,14 @@ void model_parallel_scalar_all_reduce(const IterationContext& context, DeviceLow
 void reduce_sequence_parallel_gradients(const IterationContext& context, DeviceLowering& device) {
   const auto& plan = context.plan;
   if (!plan.parallelism.sequence || plan.parallelism.tensor == 1) return;
-  // Per layer: two LayerNorms (weight and bias, 2h each) and the biases of the two row-parallel
-  // linears (h each), replicated over the tensor group; the final LayerNorm on the last chunk.
-  const auto h = static_cast<double>(context.model.hidden);
+  // Every layer's weights replicated over the tensor group (norms, row-parallel biases, a MoE
+  // layer's router, MLA's down projections; parameters.hpp), and the final norm on the last chunk.
+  const auto counts = model::count_parameters(context.model, plan.parallelism.tensor, plan.parallelism.expert);
   double elements = 0;
   for (std::int64_t slot = 0; slot < plan.parallelism.virtual_stages; ++slot) {
     const auto& chunk = context.chunk_at(device.at, slot);
-    elements += static_cast<double>(chunk.layers) * 6.0 * h + (chunk.has_output_head ? 2.0 * h : 0.0);
+    elements += static_cast<double>(counts.replicated_range(chunk.first_layer, chunk.layers)) +
+                (chunk.has_output_head ? static_cast<double>(counts.final_norm) : 0.0);
   }
   CollectiveSpec spec;
   spec.kind = model::Collective::all_reduce;

@@ -115,4 +115,11 @@ std::int64_t mla_projection_parameters(const TransformerConfig& m, std::int64_t 
   return q + kv;
 }
 
+std::int64_t mla_replicated_parameters(const TransformerConfig& m) {
+  const MlaConfig& c = *m.mla;
+  const std::int64_t h = m.hidden;
+  const std::int64_t q = c.q_lora_rank > 0 ? h * c.q_lora_rank + c.q_lora_rank : 0;
+  return q + h * (c.kv_lora_rank + c.qk_rope_head_dim) + c.kv_lora_rank;
+}
+
 } // namespace twocs::model::detail

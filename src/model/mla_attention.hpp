@@ -21,5 +21,9 @@ void add_mla_projections_forward(StepSequence& steps, const LayerShape& shape, c
 void add_mla_projections_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d);
 /// Parameters of those projections and norms on one rank of `tensor` (no biases, as DeepSeek-V3).
 [[nodiscard]] std::int64_t mla_projection_parameters(const TransformerConfig& m, std::int64_t tensor);
+/// Of those, the ones every tensor-parallel rank holds whole: the down projections and the
+/// latent norms (Megatron-Core MLASelfAttention: linear_q_down_proj and linear_kv_down_proj are
+/// duplicated, not split).
+[[nodiscard]] std::int64_t mla_replicated_parameters(const TransformerConfig& m);
 
 } // namespace twocs::model::detail

@@ -23,7 +23,11 @@ ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t te
                      (h * d.ffn_in_local + d.ffn_in_local) + (d.ffn_out_local * h + h) + 2 * norm;
   // MLA: its down and up projections and latent norms instead of the fused QKV (mla_attention.hpp).
   if (model.mla) counts.per_layer += detail::mla_projection_parameters(model, tensor) - (h * d.qkv_local + d.qkv_local);
+  // Replicated: two norms, the attention output's and fc2's biases, MLA's down projections and
+  // latent norms (mla_attention.hpp).
+  counts.replicated_per_layer = 2 * norm + 2 * h + (model.mla ? detail::mla_replicated_parameters(model) : 0);
   counts.dense_per_layer = counts.per_layer;
+  counts.replicated_dense_per_layer = counts.replicated_per_layer;
   if (model.moe) {
     // A MoE layer: router (replicated), the rank's experts whole (not tensor-split), and the
     // shared experts as a tensor-parallel MLP (Megatron-Core, expert-tensor-parallel size 1).
@@ -37,6 +41,9 @@ ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t te
         shared_f > 0 ? (h * shared_fc1 / tensor + shared_fc1 / tensor) + (shared_f / tensor * h + h) : 0;
     counts.expert_per_layer = moe.experts / expert * (h * fc1 + fe * h);
     counts.per_layer = counts.per_layer - dense_mlp + h * moe.experts + shared + counts.expert_per_layer;
+    // The router (TopKRouter marks its weight sequence_parallel) in place of fc2's bias, which
+    // only a shared expert keeps.
+    counts.replicated_per_layer += h * moe.experts - (shared_f > 0 ? 0 : h);
     counts.dense_layers = std::min(moe.dense_layers, model.layers);
   }
   counts.embedding = local_vocab(model.vocab, tensor) * h;

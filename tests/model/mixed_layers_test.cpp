@@ -85,3 +85,23 @@ TEST_CASE("an MLA layer holds the down and up projections and latent norms inste
   // DeepSeek-V3: 671B parameters in the main model (its 14B MTP module, not modelled, makes 685B).
   CHECK(static_cast<double>(mla.total(61)) / 1e9 == doctest::Approx(671.0).epsilon(0.01));
 }
+
+TEST_CASE(
+    "the weights replicated over the tensor group: norms and biases, a MoE layer's router, MLA's down projections") {
+  // GPT: two LayerNorms (2 h each) and the two row-parallel biases (Shoeybi et al. 2019).
+  auto gpt = twocs::testing::gpt(4, 256, 8, 128, 1024);
+  CHECK(count_parameters(gpt, 2).replicated_per_layer == 6 * 256);
+  // Qwen3 (RMSNorm, h each): the router h x E takes the place of fc2's bias in a MoE layer.
+  const std::int64_t h = 4096, experts = 128;
+  const auto qwen = count_parameters(mixed(1), 4, 8);
+  CHECK(qwen.replicated_dense_per_layer == 2 * h + 2 * h);
+  CHECK(qwen.replicated_per_layer == 2 * h + h + h * experts);
+  // Layers 0-3 with the first dense: one dense and three MoE layers.
+  CHECK(qwen.replicated_range(0, 4) == qwen.replicated_dense_per_layer + 3 * qwen.replicated_per_layer);
+  CHECK(qwen.replicated_range(1, 3) == 3 * qwen.replicated_per_layer);
+  // DeepSeek-V3 (h 7168, 256 experts, one shared expert): its q and kv down projections and latent
+  // norms too, h x 1536 + 1536 and h x (512 + 64) + 512; the shared expert keeps its fc2 bias.
+  const std::int64_t d = 7168;
+  const auto ds = count_parameters(twocs::testing::deepseek_v3(), 8, 64);
+  CHECK(ds.replicated_per_layer == 2 * d + 2 * d + d * 256 + (d * 1536 + 1536) + (d * 576 + 512));
+}

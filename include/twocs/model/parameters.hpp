@@ -16,6 +16,13 @@ struct ParameterCounts {
   /// Of per_layer, the routed experts' weights (E / ep whole experts): Megatron-Core reduces
   /// their gradients and shards their optimizer state over the expert-data-parallel group.
   std::int64_t expert_per_layer = 0;
+  /// Of per_layer and dense_per_layer, the weights every tensor-parallel rank holds whole: the
+  /// norms, the row-parallel biases, a MoE layer's router, MLA's down projections and latent
+  /// norms. Under sequence parallelism each rank's gradient of them covers its s / t tokens, so
+  /// Megatron-LM all-reduces them over the tensor group after backward (finalize_model_grads,
+  /// _allreduce_layernorm_grads: every parameter marked sequence_parallel).
+  std::int64_t replicated_per_layer = 0;
+  std::int64_t replicated_dense_per_layer = 0;
   std::int64_t embedding = 0;  // word-embedding slice (shared with the output layer) + position embedding
   std::int64_t final_norm = 0; // the last LayerNorm, replicated
   std::int64_t output = 0;     // an untied output layer's slice (0 when tied to the word embedding)
@@ -24,6 +31,11 @@ struct ParameterCounts {
   [[nodiscard]] std::int64_t layer_range(std::int64_t first, std::int64_t count) const {
     const std::int64_t dense = std::clamp<std::int64_t>(dense_layers - first, 0, count);
     return dense * dense_per_layer + (count - dense) * per_layer;
+  }
+  /// Of layer_range, the weights replicated over the tensor group.
+  [[nodiscard]] std::int64_t replicated_range(std::int64_t first, std::int64_t count) const {
+    const std::int64_t dense = std::clamp<std::int64_t>(dense_layers - first, 0, count);
+    return dense * replicated_dense_per_layer + (count - dense) * replicated_per_layer;
   }
   /// Of layer_range, the routed experts' weights (dense layers have none).
   [[nodiscard]] std::int64_t expert_range(std::int64_t first, std::int64_t count) const {
