@@ -51,13 +51,15 @@ constexpr std::array framework_values = {model::Framework::megatron_lm, model::F
 constexpr std::array<std::string_view, 3> grad_reduce_names = {"auto", "fp32", "model"};
 constexpr std::array grad_reduce_values = {TrainingPlan::GradReduce::automatic, TrainingPlan::GradReduce::fp32,
                                            TrainingPlan::GradReduce::model_dtype};
-constexpr std::array<std::string_view, 11> parallelism_keys = {
+constexpr std::array<std::string_view, 12> parallelism_keys = {
     "tensor",  "pipeline", "data",   "sequence",          "virtual_stages", "stage_layers",
-    "context", "expert",   "search", "search_candidates", "context_comm"};
+    "context", "expert",   "search", "search_candidates", "context_comm",   "expert_dispatcher"};
 constexpr std::array<std::string_view, 3> objective_names = {"none", "smallest", "fastest"};
 constexpr std::array objective_values = {PlanObjective::none, PlanObjective::smallest, PlanObjective::fastest};
 constexpr std::array<std::string_view, 2> context_comm_names = {"ring", "all_gather"};
 constexpr std::array context_comm_values = {model::ContextComm::ring, model::ContextComm::all_gather};
+constexpr std::array<std::string_view, 2> expert_dispatcher_names = {"all_to_all", "deepep"};
+constexpr std::array expert_dispatcher_values = {model::ExpertDispatcher::all_to_all, model::ExpertDispatcher::deepep};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
 constexpr std::array<std::string_view, 3> overlap_keys = {"dp_grad_reduce", "bucket_size", "tp_async_backward"};
 
@@ -178,6 +180,8 @@ model::Parallelism read_parallelism(const Field& field) {
   if (const auto f = p.optional("context")) par.context = read_count(*f);
   if (const auto f = p.optional("context_comm"))
     par.context_comm = read_enum(*f, context_comm_names, context_comm_values);
+  if (const auto f = p.optional("expert_dispatcher"))
+    par.expert_dispatcher = read_enum(*f, expert_dispatcher_names, expert_dispatcher_values);
   if (const auto f = p.optional("expert")) par.expert = read_count(*f);
   if (const auto f = p.optional("stage_layers"))
     for (const Field& item : read_list(*f)) par.stage_layers.push_back(read_count_or_zero(item)); // ends may be 0

@@ -45,7 +45,15 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   // A ring exchange is one ring step whatever algorithm the group's collectives use.
   const bool ring_exchange = spec.kind == model::Collective::ring_exchange;
   std::optional<CollectiveSchedule> schedule;
-  if ((spec.algorithm != Algorithm::ring || all_to_all) && !ring_exchange && steps_ > 0) {
+  // DeepEP's dispatch: every rank sends and receives the same messages (its node's ranks, and
+  // the ranks of its local index in the other nodes), so folded, the simulated member's side
+  // stands for every member's, as for the direct all-to-all.
+  const bool forwarded = all_to_all && spec.routing.has_value();
+  if (forwarded && steps_ > 0) {
+    ScheduleShape shape = spec.shape;
+    shape.ranks = static_cast<std::int32_t>(devices_.size());
+    schedule = forwarded_dispatch_schedule(*spec.routing, shape);
+  } else if ((spec.algorithm != Algorithm::ring || all_to_all) && !ring_exchange && steps_ > 0) {
     ScheduleShape shape = spec.shape;
     shape.ranks = static_cast<std::int32_t>(devices_.size());
     schedule = make_schedule(all_to_all ? Algorithm::direct : spec.algorithm, kind_of(spec.kind), spec.size, shape);
@@ -60,6 +68,9 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
     auto lowered = add_schedule(graph, *schedule, devices_, tag, message);
     schedule_entries_ = std::move(lowered.entries);
     schedule_exits_ = std::move(lowered.exits);
+  } else if (schedule && forwarded) {
+    lower_mirrored_schedule(graph, *schedule, tag, message, position_of(*only_member));
+    graph.on_folded_collective(devices_.size(), schedule->messages.size());
   } else if (schedule && !all_to_all) {
     lower_whole_folded(graph, *schedule, tag, message, position_of(*only_member));
   } else if (only_member && steps_ > 0) {
@@ -205,6 +216,27 @@ void CollectiveInstance::lower_mirrored_direct(TaskSink& graph, const TaskTag& t
       schedule_entries_[member].push_back(id);
       schedule_exits_[member].push_back(id);
     }
+  }
+}
+
+void CollectiveInstance::lower_mirrored_schedule(TaskSink& graph, const CollectiveSchedule& schedule,
+                                                 const TaskTag& tag, Transfer message, std::size_t member) {
+  // The simulated member's messages of a schedule whose messages all start at once and that
+  // every member sees alike: those it sends and those sent to it.
+  mirrored_ = true;
+  schedule_entries_.assign(devices_.size(), {});
+  schedule_exits_.assign(devices_.size(), {});
+  const auto at = static_cast<std::int32_t>(member);
+  for (const ScheduledMessage& m : schedule.messages) {
+    assert(m.after.empty() && "only schedules whose messages start together mirror");
+    if (m.src != at && m.dst != at) continue;
+    message.step = m.step;
+    message.bytes = m.bytes;
+    message.peer = devices_[static_cast<std::size_t>(m.dst)];
+    const TaskId id = graph.add_transfer(devices_[static_cast<std::size_t>(m.src)], tag, message);
+    transfers_.push_back(id);
+    schedule_entries_[member].push_back(id);
+    schedule_exits_[member].push_back(id);
   }
 }
 

@@ -17,7 +17,8 @@ void emit_steps(DeviceLowering& device, const RankLayout& layout, const Prepared
       continue;
     }
     const auto& c = std::get<model::CollectiveOp>(prepared.step);
-    const CollectiveSpec spec{c.kind, c.group, c.pass, c.size, prepared.label, at_layer, at_micro_batch};
+    CollectiveSpec spec{c.kind, c.group, c.pass, c.size, prepared.label, at_layer, at_micro_batch};
+    spec.routing = c.routing;
     device.program.collective(spec, layout.group(device.device(), c.group), CollectiveWait{c.overlapped_ops, false});
   }
 }

@@ -69,11 +69,17 @@ ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
   return grouped(std::move(op), d);
 }
 
-/// The dispatch or combine all-to-all of the routed tokens over the expert-parallel group.
+/// The dispatch or combine all-to-all of the routed tokens over the expert-parallel group: T k h
+/// elements, one copy per routed expert (all-to-all dispatcher), or each token once per rank
+/// and node that holds one of its experts (DeepEP; TokenRouting).
 void add_all_to_all(StepSequence& steps, const LayerShape& shape, const MoeDims& d, const char* name, Pass pass) {
   if (shape.expert <= 1) return;
-  steps.push_back(collective(name, Collective::all_to_all, CommGroup::expert, pass,
-                             size_of(d.routed * as_double(shape.model.hidden), shape.dtype)));
+  CollectiveOp op = collective(name, Collective::all_to_all, CommGroup::expert, pass,
+                               size_of(d.routed * as_double(shape.model.hidden), shape.dtype));
+  if (shape.expert_dispatcher == ExpertDispatcher::deepep)
+    op.routing = TokenRouting{size_of(as_double(d.tokens) * as_double(shape.model.hidden), shape.dtype),
+                              shape.model.moe->experts, shape.model.moe->top_k};
+  steps.push_back(std::move(op));
 }
 
 LayerShape shared_expert_shape(const LayerShape& shape) {
@@ -92,6 +98,12 @@ LayerShape shared_expert_shape(const LayerShape& shape) {
 /// without work, costed at the device's fixed per-kernel overhead.
 void add_dispatch_metadata(StepSequence& steps, const LayerShape& shape, Pass pass) {
   if (shape.expert <= 1) return;
+  // DeepEP exchanges the counts inside its dispatch (its notify kernel), and Megatron-Core still
+  // waits for them on the host before it sizes the received buffers (MoEFlexTokenDispatcher).
+  if (shape.expert_dispatcher == ExpertDispatcher::deepep) {
+    steps.push_back(memory_bound("moe.dispatch.host_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0));
+    return;
+  }
   const double count_bytes = 8.0; // torch.long: routing_map.sum(dim=0).long()
   const units::Bytes gathered(count_bytes * as_double(shape.model.moe->experts) * as_double(shape.expert));
   steps.push_back(

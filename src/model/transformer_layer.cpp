@@ -167,6 +167,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.moe_ffn = model.moe.has_value(); // for_layer(i) picks the dense FFN of the first dense_layers
   shape.context = plan.parallelism.context;
   shape.context_comm = plan.parallelism.context_comm;
+  shape.expert_dispatcher = plan.parallelism.expert_dispatcher;
   return shape;
 }
 

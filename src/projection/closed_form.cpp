@@ -22,6 +22,28 @@ std::int64_t group_size(CommGroup g, const model::Parallelism& p) {
   return 1;
 }
 
+struct Exchange {
+  units::Bytes bytes;
+  units::Seconds time;
+};
+
+/// DeepEP's dispatch or combine over `n` adjacent expert ranks on an idle network (lowering:
+/// forwarded_dispatch_schedule): each rank's messages to the other nodes over its NIC and to the
+/// ranks of its node over the node interconnect, both at once, so the slower bounds it.
+Exchange forwarded_dispatch(const model::TokenRouting& r, std::int64_t n, const hardware::ClusterSpec& cluster) {
+  const std::int64_t g = n % cluster.node.devices == 0 ? cluster.node.devices : n; // ranks per node
+  const std::int64_t nodes = std::max<std::int64_t>(1, n / g);
+  const std::int64_t per_rank = r.experts / n;
+  const units::Bytes nvlink =
+      r.tokens * (model::routed_share(r.experts, r.top_k, per_rank) * static_cast<double>(nodes * (g - 1)));
+  const units::Bytes network =
+      r.tokens * (model::routed_share(r.experts, r.top_k, per_rank * g) * static_cast<double>(nodes - 1));
+  const auto over = [](units::Bytes bytes, const hardware::LinkSpec& link) {
+    return bytes.value() > 0 ? bytes / (link.bandwidth * link.efficiency) + link.latency : units::Seconds(0);
+  };
+  return {nvlink + network, units::max(over(nvlink, cluster.node.interconnect), over(network, cluster.network.link))};
+}
+
 /// Adds the steps' compute and communication to `work`.
 void add_steps(Work& work, const model::StepSequence& steps, const model::TrainingPlan& plan,
                const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost) {
@@ -35,6 +57,12 @@ void add_steps(Work& work, const model::StepSequence& steps, const model::Traini
     const std::size_t g = static_cast<std::size_t>(c.group);
     const std::int64_t n = group_size(c.group, plan.parallelism);
     if (n <= 1) continue;
+    if (c.routing) { // bytes the rank sends (collective buffers are the others' measure)
+      const Exchange e = forwarded_dispatch(*c.routing, n, cluster);
+      work.comm_bytes[g] += e.bytes;
+      work.comm_time[g] += e.time;
+      continue;
+    }
     work.comm_bytes[g] += c.size;
     work.comm_time[g] += ring_time(c.kind, c.size, n, group_link(c.group, plan.parallelism, cluster));
   }

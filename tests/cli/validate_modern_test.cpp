@@ -30,6 +30,10 @@ using twocs::test::TempDir;
 /// Expert GEMMs as Transformer Engine issues them, one cuBLAS GEMM per local expert over 4
 /// streams (2026-12-02): Qwen3 TP 4 EP 8 -51.5% -> -49.4%, TP 2 EP 8 PP 32 -33.9% -> -33.1%; the
 /// EP 32 row's 4 local experts fit one round and do not move.
+/// DeepEP where the zoo ran it (2026-12-02; each token once per rank and, across nodes, once per
+/// node, forwarded over NVLink): TP 4 EP 8 -49.4% -> -51.6%, EP 32 +15.8% -> -17.4%. All three
+/// Qwen3 rows now err on the fast side, the more the less work each kernel launch carries
+/// (docs/validation.md).
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
                                                         {"llama3-405b-8k-16384gpu", -0.1207},
                                                         {"nemo-gpt3-175b-fp8-128gpu", 0.0014},
@@ -37,8 +41,8 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"nemo-llama2-70b-fp8-64gpu", 0.0781},
                                                         {"nemo-llama3-70b-fp8-64gpu", -0.0402},
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.2098},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4936},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", 0.1577},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5156},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1740},
                                                         {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3310},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.1591},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0885},
@@ -72,7 +76,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1608 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1636 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0861 + margin);
 }

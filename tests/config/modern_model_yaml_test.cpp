@@ -98,3 +98,12 @@ TEST_CASE("training.kernels reads fused (default) or eager, and names the choice
   const auto error = test::workload_error(test::small_workload, {"training.kernels=compiled"});
   CHECK(std::string(error.what()).find("fused, eager") != std::string::npos);
 }
+
+TEST_CASE("training.parallelism.expert_dispatcher reads all_to_all (default) or deepep") {
+  CHECK(config::parse_workload({"w.yaml", test::small_workload}).plan.parallelism.expert_dispatcher ==
+        model::ExpertDispatcher::all_to_all);
+  const auto deepep = config::parse_workload({"w.yaml", test::small_workload + "    expert_dispatcher: deepep\n"});
+  CHECK(deepep.plan.parallelism.expert_dispatcher == model::ExpertDispatcher::deepep);
+  const auto error = test::workload_error(test::small_workload, {"training.parallelism.expert_dispatcher=flex"});
+  CHECK(std::string(error.what()).find("all_to_all, deepep") != std::string::npos);
+}

@@ -148,3 +148,57 @@ TEST_CASE("the platform's algorithm per communication kind, the ring where it na
   // Unresolved, `auto` builds the ring.
   CHECK(build(Algorithm::automatic, CollectiveKind::all_reduce, 4, 1e6).algorithm == Algorithm::ring);
 }
+
+TEST_CASE("a token reaches a rank (or node) holding one of its top-k experts with 1 - C(E - m, k) / C(E, k)") {
+  // C(n, r) from its definition, in doubles.
+  const auto choose = [](double n, double r) {
+    double c = 1;
+    for (double i = 0; i < r; ++i) c = c * (n - i) / (i + 1);
+    return c;
+  };
+  // Qwen3: 128 experts, top 8; 16 per rank (EP 8), 32 per node of 8 ranks (EP 32).
+  CHECK(model::routed_share(128, 8, 16) == doctest::Approx(1 - choose(112, 8) / choose(128, 8)));
+  CHECK(model::routed_share(128, 8, 32) == doctest::Approx(1 - choose(96, 8) / choose(128, 8)));
+  // Top 1: the share of experts held; every expert held: certain.
+  CHECK(model::routed_share(64, 1, 8) == doctest::Approx(8.0 / 64));
+  CHECK(model::routed_share(64, 4, 64) == 1.0);
+  CHECK(model::routed_share(64, 4, 0) == 0.0);
+}
+
+TEST_CASE("DeepEP's dispatch: once per node across nodes to the same local index, forwarded inside the node") {
+  // 4 nodes of 8 ranks, 128 experts top 8 (4 per rank, 32 per node), 1 MB of tokens per rank.
+  const model::TokenRouting routing{units::bytes(1e6), 128, 8};
+  lowering::ScheduleShape shape;
+  shape.ranks = 32;
+  shape.ranks_per_node = 8;
+  const auto s = lowering::forwarded_dispatch_schedule(routing, shape);
+  const double p_rank = model::routed_share(128, 8, 4), p_node = model::routed_share(128, 8, 32);
+  double network = 0, nvlink = 0;
+  std::size_t across = 0;
+  for (const auto& m : s.messages) {
+    CHECK(m.after.empty()); // forwarding streams while tokens arrive: every message starts at once
+    if (m.src / 8 != m.dst / 8) {
+      CHECK(m.src % 8 == m.dst % 8); // to the rank of the same local index
+      CHECK(m.bytes.value() == doctest::Approx(1e6 * p_node));
+      network += m.bytes.value();
+      ++across;
+    } else {
+      // Its own tokens for that rank and those that arrived for it from the 3 other nodes.
+      CHECK(m.bytes.value() == doctest::Approx(4 * 1e6 * p_rank));
+      nvlink += m.bytes.value();
+    }
+  }
+  CHECK(across == 32 * 3);
+  CHECK(s.messages.size() == 32 * 3 + 32 * 7);
+  // Per rank over the network: 3 nodes' worth, against the all-to-all's k copies of which 24 of
+  // 31 peers are remote (the reduction DeepSeek-V3 section 3.2.2 describes).
+  CHECK(network / 32 == doctest::Approx(3 * 1e6 * p_node));
+  CHECK(network / 32 < 8 * 1e6 * 24.0 / 32);
+  CHECK(nvlink / 32 == doctest::Approx(7 * 4 * 1e6 * p_rank));
+  // One node: every token once to each rank that holds one of its experts.
+  shape.ranks = 8;
+  shape.ranks_per_node = 0;
+  const auto one = lowering::forwarded_dispatch_schedule(routing, shape);
+  CHECK(one.messages.size() == 8 * 7);
+  for (const auto& m : one.messages) CHECK(m.bytes.value() == doctest::Approx(1e6 * model::routed_share(128, 8, 16)));
+}

@@ -107,6 +107,33 @@ TEST_CASE("a mixed model's dense layers are projected as dense, on the stage tha
         doctest::Approx(second + second_comm > first + first_comm ? second : first).epsilon(1e-9));
 }
 
+TEST_CASE("DeepEP's dispatch in closed form: once per rank inside the node, once per node over the NIC") {
+  // 16 experts top 2 over 16 expert ranks on the default's two 8-GPU nodes, b s = 2 x 2048 tokens.
+  const std::vector<std::string> moe = {"model.moe.experts=16",
+                                        "model.moe.top_k=2",
+                                        "model.moe.expert_ffn_hidden=4096",
+                                        "training.parallelism.tensor=1",
+                                        "training.parallelism.data=16",
+                                        "training.parallelism.expert=16",
+                                        "training.global_batch=32"};
+  auto with = [&](const std::string& dispatcher) {
+    auto o = moe;
+    o.push_back("training.parallelism.expert_dispatcher=" + dispatcher);
+    return project(scenario(o));
+  };
+  const auto a2a = with("all_to_all");
+  const auto deepep = with("deepep");
+  const double tokens = 2 * 2048 * 5120 * 2.0; // T h bytes
+  // All-to-all: 4 per layer (dispatch and combine, forward and backward) of T k h bytes.
+  CHECK(a2a.layer.comm_bytes[at(CommGroup::expert)].value() == doctest::Approx(4 * 2 * tokens));
+  // DeepEP: to the 7 other ranks of the node, its tokens and the other node's for that rank
+  // (p_rank = 1 - 15/16 x 14/15 = 1/8); to the other node's same-index rank, p_node = 1 - C(8,2)/C(16,2).
+  const double p_rank = 1.0 / 8, p_node = 1 - 28.0 / 120;
+  const double per_exchange = tokens * (p_rank * 2 * 7 + p_node * 1);
+  CHECK(deepep.layer.comm_bytes[at(CommGroup::expert)].value() == doctest::Approx(4 * per_exchange));
+  CHECK(deepep.layer.comm_time[at(CommGroup::expert)] < a2a.layer.comm_time[at(CommGroup::expert)]);
+}
+
 TEST_CASE("analyze agrees with the simulator within 1% when nothing overlaps or contends") {
   // Tensor parallelism only, inside one node; backward all-reduces blocking (no async overlap).
   for (int t : {2, 8}) {

@@ -32,6 +32,7 @@ struct CollectiveSpec {
   std::int32_t micro_batch = -1;
   Algorithm algorithm = Algorithm::ring; // anything but the ring is lowered from a schedule (collective_algorithm.hpp)
   ScheduleShape shape{};                 // its channels, chunks and ranks per node (ranks: the devices)
+  std::optional<model::TokenRouting> routing; // an all-to-all as DeepEP sends it (forwarded_dispatch_schedule)
 };
 
 /// The number of ring steps and the bytes each device sends per step.
@@ -77,6 +78,8 @@ private:
   void lower_mirrored_coarse(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
   void lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
   void lower_mirrored_direct(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
+  void lower_mirrored_schedule(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag,
+                               Transfer message, std::size_t member);
   void lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag, Transfer message,
                           std::size_t member);
 

@@ -83,6 +83,12 @@ struct ScheduleShape {
   int protocol_latency_steps = 0;
 };
 
+/// DeepEP's token dispatch (or combine) over `shape.ranks` ranks in nodes of
+/// `shape.ranks_per_node`: each token once per rank holding one of its experts, once per node
+/// over the network and forwarded inside it (src/lowering/algorithms/forwarded.cpp).
+[[nodiscard]] CollectiveSchedule forwarded_dispatch_schedule(const model::TokenRouting& routing,
+                                                             const ScheduleShape& shape);
+
 /// Builds `algorithm` for `kind` over `shape.ranks` ranks moving `size` (nccl-tests' S). Falls
 /// back to the ring where the algorithm does not apply (e.g. halving-doubling on a group that is
 /// not a power of two, hierarchical within one node); the result names the one built.

@@ -30,6 +30,7 @@ struct LayerShape {
   bool fp8_linear = false;
   std::int64_t context = 1;                     // cp: ranks that split each sequence (s / cp tokens here)
   ContextComm context_comm = ContextComm::ring; // how they exchange keys and values
+  ExpertDispatcher expert_dispatcher = ExpertDispatcher::all_to_all; // how tokens reach their experts
 
   /// The model's layer under `plan`: a MoE layer when the model has model.moe.
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);

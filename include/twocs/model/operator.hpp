@@ -131,6 +131,19 @@ inline constexpr std::size_t comm_group_count = 5;
 
 [[nodiscard]] std::string_view to_string(CommGroup g);
 
+/// Tokens routed to experts spread evenly over an all-to-all's group, each sent once to every
+/// rank (and over the network once to every node) that holds one of its top-k experts, as
+/// DeepEP's dispatch and combine do (lowering: forwarded_dispatch_schedule).
+struct TokenRouting {
+  units::Bytes tokens;      // every token of the rank once: T h bytes
+  std::int64_t experts = 0; // routed experts over the whole group
+  std::int64_t top_k = 0;   // distinct experts per token
+};
+
+/// The probability that a token's top_k distinct experts, drawn evenly from `experts`, include
+/// one of `held` of them: 1 - C(experts - held, top_k) / C(experts, top_k).
+[[nodiscard]] double routed_share(std::int64_t experts, std::int64_t top_k, std::int64_t held);
+
 struct CollectiveOp {
   std::string name; // e.g. "attn.out.all_reduce"
   Collective kind = Collective::all_reduce;
@@ -140,6 +153,9 @@ struct CollectiveOp {
   units::Bytes size;
   /// Compute ops after this one that may run before its result is needed (0 = blocking).
   int overlapped_ops = 0;
+  /// An all-to-all that sends each token once per destination rank and node (DeepEP) instead of
+  /// `size` split evenly over the group.
+  std::optional<TokenRouting> routing;
 };
 
 using Step = std::variant<ComputeOp, CollectiveOp>;

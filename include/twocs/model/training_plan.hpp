@@ -53,6 +53,13 @@ enum class Framework { megatron_lm, megatron_deepspeed, fsdp };
 /// `all_gather`: all-gather K and V before attention, reduce-scatter dK and dV after its
 ///   backward (Llama 3, Dubey et al. 2024, section 3.3.2; Transformer Engine "all_gather").
 enum class ContextComm { ring, all_gather };
+/// How tokens reach their experts' ranks (expert parallelism):
+/// `all_to_all`: Megatron-Core's all-to-all dispatcher, one copy per routed expert
+///   (token_dispatcher.py, MoEAlltoAllTokenDispatcher);
+/// `deepep`: DeepEP's normal kernels (--moe-token-dispatcher-type flex --moe-enable-deepep): each
+///   token once per destination rank; across nodes once per node over the network, to the rank of
+///   the same local index, which forwards it over NVLink (DeepSeek-AI 2024, section 3.2.2).
+enum class ExpertDispatcher { all_to_all, deepep };
 [[nodiscard]] constexpr std::string_view to_string(ContextComm c) {
   return c == ContextComm::ring ? "ring" : "all_gather";
 }
@@ -72,6 +79,7 @@ struct Parallelism {
   std::int64_t context = 1;                     // cp: context-parallel degree (sequence split over cp ranks)
   std::int64_t expert = 1;                      // ep: expert-parallel degree, carved out of data x context
   ContextComm context_comm = ContextComm::ring; // how the cp ranks exchange keys and values
+  ExpertDispatcher expert_dispatcher = ExpertDispatcher::all_to_all; // how tokens reach their experts
 };
 
 struct OptimizerPlan {

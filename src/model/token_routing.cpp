@@ -1,0 +1,16 @@
+// How many ranks and nodes a token's top-k experts reach (DeepEP's deduplicated dispatch).
+#include <twocs/model/operator.hpp>
+
+namespace twocs::model {
+
+double routed_share(std::int64_t experts, std::int64_t top_k, std::int64_t held) {
+  // C(E - m, k) / C(E, k) = prod over i < k of (E - m - i) / (E - i).
+  double missed = 1.0;
+  for (std::int64_t i = 0; i < top_k; ++i) {
+    if (experts - held - i <= 0) return 1.0;
+    missed *= static_cast<double>(experts - held - i) / static_cast<double>(experts - i);
+  }
+  return 1.0 - missed;
+}
+
+} // namespace twocs::model
