@@ -44,22 +44,11 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   const bool all_to_all = spec.kind == model::Collective::all_to_all;
   // A ring exchange is one ring step whatever algorithm the group's collectives use.
   const bool ring_exchange = spec.kind == model::Collective::ring_exchange;
-  std::optional<CollectiveSchedule> schedule;
   // DeepEP's dispatch: every rank sends and receives the same messages (its node's ranks, and
   // the ranks of its local index in the other nodes), so folded, the simulated member's side
   // stands for every member's, as for the direct all-to-all.
   const bool forwarded = all_to_all && spec.routing.has_value();
-  if (forwarded && steps_ > 0) {
-    ScheduleShape shape = spec.shape;
-    shape.ranks = static_cast<std::int32_t>(devices_.size());
-    schedule = forwarded_dispatch_schedule(*spec.routing, shape);
-  } else if ((spec.algorithm != Algorithm::ring || all_to_all) && !ring_exchange && steps_ > 0) {
-    ScheduleShape shape = spec.shape;
-    shape.ranks = static_cast<std::int32_t>(devices_.size());
-    schedule = make_schedule(all_to_all ? Algorithm::direct : spec.algorithm, kind_of(spec.kind), spec.size, shape);
-    // Where the asked algorithm does not apply, make_schedule falls back to the ring: the flat one below.
-    if (schedule->algorithm == Algorithm::ring && !all_to_all) schedule.reset();
-  }
+  const std::optional<CollectiveSchedule> schedule = steps_ > 0 ? schedule_of(spec) : std::nullopt;
   message.algorithm = schedule ? schedule->algorithm : Algorithm::ring;
   // A ring lowered coarse (collective_lowering.hpp): one transfer per link, all its steps' bytes.
   const bool coarse = !schedule && spec.shape.coarse && !ring_exchange &&
@@ -89,6 +78,22 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   } else {
     lower_ring(graph, tag, message, spec.kind == model::Collective::send_recv);
   }
+}
+
+std::optional<CollectiveSchedule> CollectiveInstance::schedule_of(const CollectiveSpec& spec) const {
+  const bool all_to_all = spec.kind == model::Collective::all_to_all;
+  ScheduleShape shape = spec.shape;
+  shape.ranks = static_cast<std::int32_t>(devices_.size());
+  if (all_to_all && spec.routing) return forwarded_dispatch_schedule(*spec.routing, shape);
+  // A ring exchange is one ring step whatever algorithm the group's collectives use; the ring
+  // itself is lowered flat below.
+  if ((spec.algorithm == Algorithm::ring && !all_to_all) || spec.kind == model::Collective::ring_exchange)
+    return std::nullopt;
+  CollectiveSchedule schedule =
+      make_schedule(all_to_all ? Algorithm::direct : spec.algorithm, kind_of(spec.kind), spec.size, shape);
+  // Where the asked algorithm does not apply, make_schedule falls back to the ring: the flat one.
+  if (schedule.algorithm == Algorithm::ring && !all_to_all) return std::nullopt;
+  return schedule;
 }
 
 void CollectiveInstance::lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag,

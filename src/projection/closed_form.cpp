@@ -75,9 +75,8 @@ Work pipeline_transfers(const model::LayerShape& shape, const model::TrainingPla
   Work w;
   const auto& p = plan.parallelism;
   if (p.pipeline <= 1) return w;
-  const double elements =
-      static_cast<double>(shape.micro_batch * (shape.model.seq_len / p.context) * shape.model.hidden) /
-      (p.sequence ? static_cast<double>(p.tensor) : 1.0);
+  const double elements = static_cast<double>(shape.micro_batch * shape.model.seq_len * shape.model.hidden) /
+                          static_cast<double>(p.context) / (p.sequence ? static_cast<double>(p.tensor) : 1.0);
   const units::Bytes size = model::size_of(elements, model::activation_dtype(plan.dtype));
   const double sends = 2.0 * static_cast<double>(micro_batches * p.virtual_stages);
   const std::size_t g = static_cast<std::size_t>(CommGroup::pipeline);

@@ -78,6 +78,8 @@ private:
   void lower_mirrored_coarse(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
   void lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
   void lower_mirrored_direct(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
+  /// The schedule `spec` lowers from over this group, or none for the flat ring.
+  [[nodiscard]] std::optional<CollectiveSchedule> schedule_of(const CollectiveSpec& spec) const;
   void lower_mirrored_schedule(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag,
                                Transfer message, std::size_t member);
   void lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag, Transfer message,
