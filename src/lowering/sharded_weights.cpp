@@ -16,25 +16,29 @@ ShardedWeights::ShardedWeights(const IterationContext& context)
     : context_(context), counts_(model::count_parameters(context.model, context.plan.parallelism.tensor,
                                                          context.plan.parallelism.expert)) {}
 
+void ShardedWeights::gather(DeviceLowering& device, std::int64_t parameters, std::int64_t expert_parameters,
+                            const CollectiveSpec& spec, CollectiveWait wait) const {
+  // Dense weights over the data group, which spans the context-parallel ranks too
+  // (rank_layout.hpp); the routed experts' over the expert-data-parallel group that holds them.
+  const auto over = [&](std::int64_t count, const std::vector<DeviceId>& group) {
+    if (count <= 0 || group.size() < 2) return;
+    CollectiveSpec sized = spec;
+    sized.size = units::Bytes(static_cast<double>(count) * weight_element_size(context_.plan));
+    device.program.collective(sized, group, wait);
+  };
+  over(parameters - expert_parameters, context_.layout.group(device.device(), model::CommGroup::data));
+  over(expert_parameters, expert_data_group(context_.layout, device.device(), context_.plan.parallelism.expert));
+}
+
 void ShardedWeights::gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
                                        CollectiveWait wait) const {
-  const auto& plan = context_.plan;
-  const auto gather = [&](std::int64_t count, const std::vector<DeviceId>& group) {
-    if (count <= 0 || group.size() < 2) return;
-    const CollectiveSpec spec{model::Collective::all_gather,
-                              model::CommGroup::data,
-                              model::Pass::forward,
-                              units::Bytes(static_cast<double>(count) * weight_element_size(plan)),
-                              context_.labels.layer_gather,
-                              -1,
-                              static_cast<std::int32_t>(micro_batch)};
-    device.program.collective(spec, group, wait);
-  };
-  // Sharded over the data group, which spans the context-parallel ranks too (rank_layout.hpp);
-  // the routed experts over the expert-data-parallel group that holds them (gather_updated).
-  const std::int64_t experts = counts_.expert_range(layer, 1);
-  gather(counts_.layer_range(layer, 1) - experts, context_.layout.group(device.device(), model::CommGroup::data));
-  gather(experts, expert_data_group(context_.layout, device.device(), plan.parallelism.expert));
+  CollectiveSpec spec;
+  spec.kind = model::Collective::all_gather;
+  spec.group = model::CommGroup::data;
+  spec.pass = model::Pass::forward;
+  spec.label = context_.labels.layer_gather;
+  spec.micro_batch = static_cast<std::int32_t>(micro_batch);
+  gather(device, counts_.layer_range(layer, 1), counts_.expert_range(layer, 1), spec, wait);
 }
 
 void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
@@ -57,21 +61,12 @@ void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t paramet
   if (plan.optimizer.sharding == model::OptimizerSharding::none ||
       plan.optimizer.sharding == model::OptimizerSharding::full)
     return;
-  const auto data = context_.layout.group(device.device(), model::CommGroup::data);
-  // Dense weights over the data-parallel group, the routed experts' over the ranks holding them.
-  const auto gather = [&](std::int64_t count, const std::vector<DeviceId>& group) {
-    if (count <= 0 || group.size() < 2) return;
-    const CollectiveSpec spec{model::Collective::all_gather,
-                              model::CommGroup::data,
-                              model::Pass::optimizer,
-                              units::Bytes(static_cast<double>(count) * weight_element_size(plan)),
-                              context_.labels.parameter_gather,
-                              -1,
-                              -1};
-    device.program.collective(spec, group, {});
-  };
-  gather(parameters - expert_parameters, data);
-  gather(expert_parameters, expert_data_group(context_.layout, device.device(), plan.parallelism.expert));
+  CollectiveSpec spec;
+  spec.kind = model::Collective::all_gather;
+  spec.group = model::CommGroup::data;
+  spec.pass = model::Pass::optimizer;
+  spec.label = context_.labels.parameter_gather;
+  gather(device, parameters, expert_parameters, spec, {});
 }
 
 } // namespace twocs::lowering::detail

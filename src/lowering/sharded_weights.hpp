@@ -30,6 +30,10 @@ public:
 private:
   void gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
                          CollectiveWait wait) const;
+  /// `spec` (its size set here) over the data group for the dense weights and over the
+  /// expert-data group for the routed experts' share.
+  void gather(DeviceLowering& device, std::int64_t parameters, std::int64_t expert_parameters,
+              const CollectiveSpec& spec, CollectiveWait wait) const;
 
   const IterationContext& context_;
   model::ParameterCounts counts_;
