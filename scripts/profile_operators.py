@@ -3,6 +3,7 @@
 
     python3 scripts/profile_operators.py --output a100.csv            # bf16, default shapes
     python3 scripts/profile_operators.py --dtype fp16 --dtype fp32 --quick
+    python3 scripts/profile_operators.py --dtype fp8 --fp8-accumulation split -o h100-fp8-split.csv
     build/twocs calibrate a100.csv --platform platforms/dgx-a100-80gb.yaml -o fitted.yaml
 
 Needs PyTorch with CUDA (or ROCm). Each kernel runs `--warmup` times, then `--repeats` times,
@@ -16,6 +17,14 @@ The CSV format (docs/operator-models.md, "Profiles"; read by src/config/profile_
     batched_gemm,"m=2048,n=2048,k=96,batch=32",bf16,210.334us,22b.attn.scores
     normalization,"bytes=201326592,flops=402653184",bf16,131.002us,layernorm
 
+FP8 (`--dtype fp8`, Hopper and later): the GEMMs only, as torch._scaled_mm with e4m3 inputs and
+bf16 output (Transformer Engine keeps the memory-bound kernels in bf16; batched GEMMs have no
+FP8 path). `--fp8-accumulation` picks cuBLASLt's accumulation: `split` promotes partial sums to
+fp32 (CUBLASLT_MATMUL_DESC_FAST_ACCUM = 0), as Transformer Engine runs its dgrad and wgrad GEMMs
+(module/base.py, _2X_ACC_DGRAD and _2X_ACC_WGRAD); `fast` as it runs its forward GEMMs and as
+superbench's cuBLASLt benchmark measures. Each row's name ends in `.split_accum` or `.fast_accum`;
+run the script once per mode (docs/validation.md, "NeMo Llama 3 8B FP8").
+
 `op` is a twocs kernel kind (gemm, batched_gemm, elementwise, normalization, softmax,
 embedding, optimizer). GEMM shapes give m, n, k (C[m x n] = A[m x k] . B[k x n]) and batch;
 memory-bound kernels give the bytes they read plus write and their FLOPs, counted as twocs
@@ -28,7 +37,7 @@ import statistics
 import sys
 
 COLUMNS = ("op", "shape", "dtype", "measured_time", "name")
-ELEMENT_SIZE = {"fp32": 4, "bf16": 2, "fp16": 2}
+ELEMENT_SIZE = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 
 
 def layer_gemms(name, hidden, heads, seq, micro_batch, tensor):
@@ -59,6 +68,11 @@ def default_gemms(quick):
         shapes += layer_gemms("gpt3", hidden=12288, heads=96, seq=2048, micro_batch=1, tensor=8)
         shapes += layer_gemms("13b", hidden=5120, heads=40, seq=2048, micro_batch=2, tensor=8)
     return shapes
+
+
+def fp8_gemms(quick):
+    """The GEMMs with an FP8 path (torch._scaled_mm is two-dimensional: no batched GEMMs)."""
+    return [(kind, dims, name) for kind, dims, name in default_gemms(quick) if kind == "gemm"]
 
 
 def memory_bound_kernels(dtype):
@@ -114,6 +128,15 @@ def gemm_kernel(torch, kind, dims, dtype, device):
     return lambda: torch.matmul(a, b)
 
 
+def fp8_gemm_kernel(torch, dims, device, fast_accum):
+    """C = A B with e4m3 A (m x k, row-major) and B (k x n, column-major, as cuBLASLt's FP8 needs)."""
+    a = torch.randn(dims["m"], dims["k"], device=device).to(torch.float8_e4m3fn)
+    b = torch.randn(dims["n"], dims["k"], device=device).to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device=device)
+    return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                    use_fast_accum=fast_accum)
+
+
 def memory_kernel(torch, builder, elements, dtype, device):
     functional = torch.nn.functional
     if builder == "adam":
@@ -149,6 +172,9 @@ def profile(args):
     device = torch.device(args.device)
     rows = []
     for dtype_name in args.dtype:
+        if dtype_name == "fp8":
+            rows += profile_fp8(torch, args, device)
+            continue
         dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype_name]
         for kind, dims, name in default_gemms(args.quick):
             seconds = median_time(torch, gemm_kernel(torch, kind, dims, dtype, device), args.warmup, args.repeats)
@@ -164,6 +190,18 @@ def profile(args):
     return rows
 
 
+def profile_fp8(torch, args, device):
+    fast = args.fp8_accumulation == "fast"
+    rows = []
+    for kind, dims, name in fp8_gemms(args.quick):
+        seconds = median_time(torch, fp8_gemm_kernel(torch, dims, device, fast), args.warmup, args.repeats)
+        label = f"{name}.{args.fp8_accumulation}_accum"
+        rows.append(dict(op=kind, shape=dims, dtype="fp8", seconds=seconds, name=label))
+        print(f"{label:28} fp8 {seconds * 1e6:10.1f} us", file=sys.stderr)
+    torch.cuda.empty_cache()
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", "-o", default="profile.csv", help="CSV to write (default profile.csv)")
@@ -172,6 +210,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--quick", action="store_true", help="fewer GEMM shapes")
+    parser.add_argument("--fp8-accumulation", choices=("split", "fast"), default="split",
+                        help="cuBLASLt accumulation of the FP8 GEMMs (default split, as TE's backward)")
     args = parser.parse_args()
     args.dtype = args.dtype or ["bf16"]
     rows = profile(args)

@@ -35,7 +35,21 @@ def main():
     expected = f"twocs calibrate: {len(rows)} kernels from"
     if expected not in result.stdout:
         sys.exit(f"expected '{expected}' in:\n{result.stdout}")
-    print(f"{len(rows)} rows in the script's format read and fitted")
+    # FP8: the GEMMs only, named by their accumulation, fitted against a device with an FP8 peak.
+    fp8 = []
+    for kind, dims, name in p.fp8_gemms(quick=False):
+        assert kind == "gemm" and all(dims[d] % 16 == 0 for d in ("m", "n", "k")), name  # _scaled_mm's rule
+        flops = 2 * dims["m"] * dims["n"] * dims["k"]
+        fp8.append(dict(op=kind, shape=dims, dtype="fp8", seconds=flops / 900e12 + 5e-6, name=f"{name}.split_accum"))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "fp8.csv")
+        with open(path, "w", newline="") as stream:
+            p.write_csv(fp8, stream)
+        platform = os.path.join(source, "platforms", "dgx-h100.yaml")
+        result = subprocess.run([program, "calibrate", path, "--platform", platform], capture_output=True, text=True)
+    if result.returncode != 0 or f"twocs calibrate: {len(fp8)} kernels from" not in result.stdout:
+        sys.exit(f"twocs calibrate did not read the script's FP8 CSV:\n{result.stdout}{result.stderr}")
+    print(f"{len(rows)} rows and {len(fp8)} FP8 rows in the script's format read and fitted")
 
 
 if __name__ == "__main__":
