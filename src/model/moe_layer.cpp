@@ -100,14 +100,12 @@ void add_dispatch_metadata(StepSequence& steps, const LayerShape& shape, Pass pa
   if (shape.expert <= 1) return;
   // DeepEP exchanges the counts inside its dispatch (its notify kernel), and Megatron-Core still
   // waits for them on the host before it sizes the received buffers (MoEFlexTokenDispatcher).
-  if (shape.expert_dispatcher == ExpertDispatcher::deepep) {
-    steps.push_back(memory_bound("moe.dispatch.host_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0));
-    return;
+  if (shape.expert_dispatcher == ExpertDispatcher::all_to_all) {
+    const double count_bytes = 8.0; // torch.long: routing_map.sum(dim=0).long()
+    const units::Bytes gathered(count_bytes * as_double(shape.model.moe->experts) * as_double(shape.expert));
+    steps.push_back(
+        collective("moe.dispatch.counts.all_gather", Collective::all_gather, CommGroup::expert, pass, gathered));
   }
-  const double count_bytes = 8.0; // torch.long: routing_map.sum(dim=0).long()
-  const units::Bytes gathered(count_bytes * as_double(shape.model.moe->experts) * as_double(shape.expert));
-  steps.push_back(
-      collective("moe.dispatch.counts.all_gather", Collective::all_gather, CommGroup::expert, pass, gathered));
   steps.push_back(memory_bound("moe.dispatch.host_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0));
 }
 

@@ -13,4 +13,14 @@ double routed_share(std::int64_t experts, std::int64_t top_k, std::int64_t held)
   return 1.0 - missed;
 }
 
+DispatchShares dispatch_shares(const TokenRouting& routing, std::int64_t ranks, std::int64_t ranks_per_node) {
+  DispatchShares d;
+  d.nodes = ranks / ranks_per_node;
+  const std::int64_t per_rank = routing.experts / ranks; // experts spread evenly over the group
+  d.to_each_rank =
+      routing.tokens * (routed_share(routing.experts, routing.top_k, per_rank) * static_cast<double>(d.nodes));
+  d.to_each_node = routing.tokens * routed_share(routing.experts, routing.top_k, per_rank * ranks_per_node);
+  return d;
+}
+
 } // namespace twocs::model

@@ -32,12 +32,9 @@ struct Exchange {
 /// ranks of its node over the node interconnect, both at once, so the slower bounds it.
 Exchange forwarded_dispatch(const model::TokenRouting& r, std::int64_t n, const hardware::ClusterSpec& cluster) {
   const std::int64_t g = n % cluster.node.devices == 0 ? cluster.node.devices : n; // ranks per node
-  const std::int64_t nodes = std::max<std::int64_t>(1, n / g);
-  const std::int64_t per_rank = r.experts / n;
-  const units::Bytes nvlink =
-      r.tokens * (model::routed_share(r.experts, r.top_k, per_rank) * static_cast<double>(nodes * (g - 1)));
-  const units::Bytes network =
-      r.tokens * (model::routed_share(r.experts, r.top_k, per_rank * g) * static_cast<double>(nodes - 1));
+  const model::DispatchShares d = model::dispatch_shares(r, n, g);
+  const units::Bytes nvlink = d.to_each_rank * static_cast<double>(g - 1);
+  const units::Bytes network = d.to_each_node * static_cast<double>(d.nodes - 1);
   const auto over = [](units::Bytes bytes, const hardware::LinkSpec& link) {
     return bytes.value() > 0 ? bytes / (link.bandwidth * link.efficiency) + link.latency : units::Seconds(0);
   };

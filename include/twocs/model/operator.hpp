@@ -144,6 +144,18 @@ struct TokenRouting {
 /// one of `held` of them: 1 - C(experts - held, top_k) / C(experts, top_k).
 [[nodiscard]] double routed_share(std::int64_t experts, std::int64_t top_k, std::int64_t held);
 
+/// What one rank of `ranks` (in nodes of `ranks_per_node`) sends of `routing` as DeepEP does: to
+/// each rank of its node, every token that reaches that rank, from each of the `nodes` nodes
+/// (its own and those forwarded); to each other node's same-index rank, every token that
+/// reaches that node.
+struct DispatchShares {
+  std::int64_t nodes = 1;
+  units::Bytes to_each_rank; // N T h p_rank
+  units::Bytes to_each_node; // T h p_node
+};
+[[nodiscard]] DispatchShares dispatch_shares(const TokenRouting& routing, std::int64_t ranks,
+                                             std::int64_t ranks_per_node);
+
 struct CollectiveOp {
   std::string name; // e.g. "attn.out.all_reduce"
   Collective kind = Collective::all_reduce;

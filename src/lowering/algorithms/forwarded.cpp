@@ -20,18 +20,16 @@ CollectiveSchedule forwarded_dispatch_schedule(const model::TokenRouting& routin
   const std::int32_t n = shape.ranks;
   if (n <= 1) return s;
   const std::int32_t g = shape.ranks_per_node > 0 && n % shape.ranks_per_node == 0 ? shape.ranks_per_node : n;
-  const std::int32_t nodes = n / g;
-  const std::int64_t per_rank = routing.experts / n;
-  const units::Bytes to_rank = routing.tokens * model::routed_share(routing.experts, routing.top_k, per_rank);
-  const units::Bytes to_node = routing.tokens * model::routed_share(routing.experts, routing.top_k, per_rank * g);
+  const model::DispatchShares d = model::dispatch_shares(routing, n, g);
+  const auto nodes = static_cast<std::int32_t>(d.nodes);
   for (std::int32_t node = 0; node < nodes; ++node)
     for (std::int32_t i = 0; i < g; ++i)
       for (std::int32_t j = 0; j < g; ++j)
-        if (i != j) detail::add_message(s, node * g + i, node * g + j, to_rank * static_cast<double>(nodes), 0, {});
+        if (i != j) detail::add_message(s, node * g + i, node * g + j, d.to_each_rank, 0, {});
   for (std::int32_t a = 0; a < nodes; ++a)
     for (std::int32_t b = 0; b < nodes; ++b)
       if (a != b)
-        for (std::int32_t i = 0; i < g; ++i) detail::add_message(s, a * g + i, b * g + i, to_node, 0, {});
+        for (std::int32_t i = 0; i < g; ++i) detail::add_message(s, a * g + i, b * g + i, d.to_each_node, 0, {});
   return s;
 }
 
