@@ -112,8 +112,8 @@ struct Model {
   bool tied = false;
   bool dropout = false;
   std::string moe;
-  std::string mla;  // the flow mapping, empty without latent attention
-  std::string note; // comment lines for what the workload leaves out // the flow mapping, empty for dense
+  std::string mla;             // the flow mapping, empty without latent attention
+  std::int64_t mtp_layers = 0; // num_nextn_predict_layers
 };
 
 Model llama_like(const Reader& r) {
@@ -162,8 +162,8 @@ Model deepseek_like(const Reader& r) {
   m.mla = fmt::format("{{q_lora_rank: {}, kv_lora_rank: {}, qk_nope_head_dim: {}, qk_rope_head_dim: {}, "
                       "v_head_dim: {}}}",
                       q_lora, kv_lora, nope, rope, v);
-  if (const auto mtp = r.optional("num_nextn_predict_layers"))
-    m.note = fmt::format("# num_nextn_predict_layers {}: the multi-token-prediction module is not modelled.\n", *mtp);
+  // DeepSeek-V3's multi-token-prediction depths (Megatron-Core --mtp-num-layers).
+  m.mtp_layers = r.optional("num_nextn_predict_layers").value_or(0);
   return m;
 }
 
@@ -259,14 +259,15 @@ std::string import_hf_config(const std::string& json_text, const std::string& so
   std::string out =
       fmt::format("# Imported from {} (Hugging Face config.json, model_type {}) by twocs import hf.\n"
                   "# The training plan is a one-device placeholder: set it to the run you model.\n"
-                  "{}model:\n  layers: {}\n  hidden: {}\n  heads: {}\n  kv_heads: {}\n  ffn_hidden: {}\n"
+                  "model:\n  layers: {}\n  hidden: {}\n  heads: {}\n  kv_heads: {}\n  ffn_hidden: {}\n"
                   "  ffn_kind: {}\n  vocab: {}\n  seq_len: {}\n  norm: {}\n  position: {}\n"
                   "  attention_mask: causal\n  tied_embeddings: {}\n  dropout: {}\n",
-                  source, type->get<std::string>(), m.note, m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.ffn_kind,
-                  m.vocab, m.seq, m.norm, m.position, m.tied ? "true" : "false", m.dropout ? "true" : "false");
+                  source, type->get<std::string>(), m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.ffn_kind, m.vocab,
+                  m.seq, m.norm, m.position, m.tied ? "true" : "false", m.dropout ? "true" : "false");
   if (m.head_dim > 0) out += fmt::format("  head_dim: {}\n", m.head_dim);
   if (!m.moe.empty()) out += fmt::format("  moe: {}\n", m.moe);
   if (!m.mla.empty()) out += fmt::format("  mla: {}\n", m.mla);
+  if (m.mtp_layers > 0) out += fmt::format("  mtp_layers: {}\n", m.mtp_layers);
   out += "training:\n  global_batch: 1\n  micro_batch: 1\n  dtype: bf16\n  attention: fused\n"
          "  parallelism: {tensor: 1, pipeline: 1, data: 1}\n";
   return out;

@@ -15,6 +15,7 @@ void ChunkPasses::forward(DeviceLowering& device, const WorkItem& item) const {
                           chunk.first_layer + l + 1);
     emit_steps(device, layout, layer.forward, chunk.first_layer + l, item.micro_batch);
   }
+  mtp_forward(device, chunk, item.micro_batch);
   if (chunk.has_output_head) emit_steps(device, layout, ops.head_forward, -1, item.micro_batch);
 }
 
@@ -22,6 +23,8 @@ void ChunkPasses::backward(DeviceLowering& device, const WorkItem& item) const {
   const auto& ops = context_.ops;
   const auto& layout = context_.layout;
   const auto& chunk = context_.chunk_at(device.at, item.chunk);
+  // The depths' losses first: the main head's backward then reports the shared output weight.
+  mtp_backward(device, chunk, item.micro_batch);
   if (chunk.has_output_head) emit_steps(device, layout, context_.head_backward(chunk), -1, item.micro_batch);
   for (std::int64_t l = chunk.layers - 1; l >= 0; --l) {
     const auto& layer = ops.layer_at(chunk.first_layer + l);
@@ -34,6 +37,34 @@ void ChunkPasses::backward(DeviceLowering& device, const WorkItem& item) const {
   if (chunk.has_embedding) emit_steps(device, layout, ops.embedding_backward, -1, item.micro_batch);
   if (context_.accumulates(item.micro_batch))
     emit_steps(device, layout, context_.grad_accumulation(chunk), -1, item.micro_batch);
+}
+
+void ChunkPasses::mtp_forward(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch) const {
+  const auto& ops = context_.ops;
+  const auto& layout = context_.layout;
+  for (std::int64_t k = 0; k < chunk.mtp_layers; ++k) {
+    const std::int64_t index = context_.model.layers + k; // Megatron-Core numbers them after the model's
+    const auto& layer = ops.layer_at(index);
+    emit_steps(device, layout, ops.mtp_input_forward, -1, micro_batch);
+    weights_.gather_layer(device, 0, 1, compute_ops(layer.forward), micro_batch, index, index);
+    emit_steps(device, layout, layer.forward, index, micro_batch);
+    emit_steps(device, layout, ops.mtp_head_forward, -1, micro_batch);
+  }
+}
+
+void ChunkPasses::mtp_backward(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch) const {
+  const auto& ops = context_.ops;
+  const auto& layout = context_.layout;
+  for (std::int64_t k = chunk.mtp_layers - 1; k >= 0; --k) {
+    const std::int64_t index = context_.model.layers + k;
+    const auto& layer = ops.layer_at(index);
+    emit_steps(device, layout, ops.mtp_head_backward, -1, micro_batch);
+    weights_.gather_layer(device, 0, 1, compute_ops(layer.recompute) + compute_ops(layer.backward), micro_batch, index,
+                          index);
+    emit_steps(device, layout, layer.recompute, index, micro_batch);
+    emit_steps(device, layout, layer.backward, index, micro_batch);
+    emit_steps(device, layout, context_.mtp_input_backward(chunk), -1, micro_batch);
+  }
 }
 
 } // namespace twocs::lowering::detail

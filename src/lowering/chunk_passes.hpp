@@ -1,6 +1,6 @@
 // Private: the forward and the backward of one model chunk for one micro-batch on one device:
-// the embedding, the transformer layers (with their sharded-weight gathers) and the output head,
-// in the order the framework runs them.
+// the embedding, the transformer layers (with their sharded-weight gathers), the multi-token-
+// prediction depths and the output head, in the order the framework runs them.
 #pragma once
 
 #include <twocs/lowering/schedule.hpp>
@@ -19,6 +19,11 @@ public:
   void backward(DeviceLowering& device, const WorkItem& item) const;
 
 private:
+  /// The chunk's multi-token-prediction depths after its layers (stage_partition.hpp), forward,
+  /// and their backward, last depth first.
+  void mtp_forward(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch) const;
+  void mtp_backward(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch) const;
+
   const IterationContext& context_;
   const ShardedWeights& weights_;
 };

@@ -7,9 +7,11 @@ namespace twocs::lowering::detail {
 void synchronise_embedding(const IterationContext& context, DeviceLowering& device) {
   const auto& first = context.chunks.front();
   const auto& last = context.chunks.back();
-  // Untied input and output embeddings (LLaMA) have nothing to synchronise.
-  if (!context.model.tied_embeddings || first.stage == last.stage ||
-      (device.at.pipeline != first.stage && device.at.pipeline != last.stage))
+  // Untied input and output embeddings (LLaMA) have nothing to synchronise, unless multi-token
+  // prediction keeps a copy of the embedding on the last stage (Megatron-Core
+  // finalize_model_grads.py, _get_shared_word_embedding_weight: "or mtp_num_layers").
+  const bool shared = context.model.tied_embeddings || last.mtp_layers > 0;
+  if (!shared || first.stage == last.stage || (device.at.pipeline != first.stage && device.at.pipeline != last.stage))
     return;
   const DeviceId a = context.device_of_chunk(device.at, first.chunk);
   const DeviceId b = context.device_of_chunk(device.at, last.chunk);

@@ -34,6 +34,9 @@ std::int64_t IterationContext::gradient_parameters_of(const model::ModelChunk& c
     total += gradient_parameters(ops.layer_at(l).backward);
   if (chunk.has_embedding) total += gradient_parameters(ops.embedding_backward);
   if (chunk.has_output_head) total += gradient_parameters(head_backward(chunk));
+  for (std::int64_t k = 0; k < chunk.mtp_layers; ++k)
+    total += gradient_parameters(ops.layer_at(model.layers + k).backward) + gradient_parameters(ops.mtp_head_backward) +
+             gradient_parameters(mtp_input_backward(chunk));
   return total;
 }
 
@@ -41,6 +44,8 @@ std::int64_t IterationContext::expert_gradient_parameters_of(const model::ModelC
   std::int64_t total = 0;
   for (std::int64_t l = chunk.first_layer; l < chunk.first_layer + chunk.layers; ++l)
     total += expert_gradient_parameters(ops.layer_at(l).backward);
+  for (std::int64_t k = 0; k < chunk.mtp_layers; ++k)
+    total += expert_gradient_parameters(ops.layer_at(model.layers + k).backward);
   return total;
 }
 
@@ -65,6 +70,11 @@ DeviceId IterationContext::device_of_chunk(const RankCoordinates& at, std::int64
 
 const PreparedSequence& IterationContext::head_backward(const model::ModelChunk& chunk) const {
   return chunks.front().stage == chunk.stage ? ops.head_backward_tied : ops.head_backward_own;
+}
+
+const PreparedSequence& IterationContext::mtp_input_backward(const model::ModelChunk& chunk) const {
+  const bool own_copy = !model.tied_embeddings && chunks.front().stage != chunk.stage;
+  return own_copy ? ops.mtp_input_backward_own : ops.mtp_input_backward_shared;
 }
 
 double IterationContext::activation_elements() const {

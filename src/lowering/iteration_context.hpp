@@ -35,6 +35,11 @@ struct IterationContext {
   [[nodiscard]] DeviceId device_of_chunk(const RankCoordinates& at, std::int64_t chunk) const;
   /// The output layer reports the tied word-embedding gradient only when the embedding is elsewhere.
   [[nodiscard]] const PreparedSequence& head_backward(const model::ModelChunk& chunk) const;
+  /// A multi-token-prediction depth's input backward on `chunk`: a last stage without the
+  /// embedding keeps its own copy of an untied one and reports its gradient (Megatron-Core builds
+  /// the embedding on the MTP stage and all-reduces its gradient with the first stage's,
+  /// finalize_model_grads.py, _allreduce_word_embedding_grads).
+  [[nodiscard]] const PreparedSequence& mtp_input_backward(const model::ModelChunk& chunk) const;
   /// Elements of one activation between layers: b s h (b s / cp h under context parallelism).
   [[nodiscard]] double activation_elements() const;
   /// Parameters whose gradients a backward of `chunk` produces (its layers, embedding, head).

@@ -60,6 +60,13 @@ PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, mode
   ops.head_forward = prepare(sink, model::output_head_forward(shape), cost);
   ops.head_backward_tied = prepare(sink, model::output_head_backward(shape, false), cost);
   ops.head_backward_own = prepare(sink, model::output_head_backward(shape, true), cost);
+  if (shape.model.mtp_layers > 0) {
+    ops.mtp_input_forward = prepare(sink, model::mtp_input_forward(shape), cost);
+    ops.mtp_input_backward_shared = prepare(sink, model::mtp_input_backward(shape, false), cost);
+    ops.mtp_input_backward_own = prepare(sink, model::mtp_input_backward(shape, true), cost);
+    ops.mtp_head_forward = prepare(sink, model::mtp_head_forward(shape), cost);
+    ops.mtp_head_backward = prepare(sink, model::mtp_head_backward(shape), cost);
+  }
   return ops;
 }
 

@@ -42,6 +42,10 @@ struct PreparedModel {
   std::int64_t dense_layers = 0; // layers 0 .. dense_layers - 1 run dense_layer (DeepSeek-V3: 3)
   PreparedSequence embedding_forward, embedding_backward;
   PreparedSequence head_forward, head_backward_tied, head_backward_own;
+  /// A multi-token-prediction depth's steps around its layer (empty without model.mtp_layers);
+  /// `own`: the last stage's copy of an untied embedding reports its gradient.
+  PreparedSequence mtp_input_forward, mtp_input_backward_shared, mtp_input_backward_own;
+  PreparedSequence mtp_head_forward, mtp_head_backward;
 
   /// The sequences of layer `index` (0-based over the model).
   [[nodiscard]] const PreparedLayer& layer_at(std::int64_t index) const {

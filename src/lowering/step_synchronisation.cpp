@@ -21,13 +21,15 @@ void reduce_sequence_parallel_gradients(const IterationContext& context, DeviceL
   const auto& plan = context.plan;
   if (!plan.parallelism.sequence || plan.parallelism.tensor == 1) return;
   // Every layer's weights replicated over the tensor group (norms, row-parallel biases, a MoE
-  // layer's router, MLA's down projections; parameters.hpp), and the final norm on the last chunk.
+  // layer's router, MLA's down projections; parameters.hpp), the final norm on the last chunk and
+  // the multi-token-prediction depths' layers and norms.
   const auto counts = model::count_parameters(context.model, plan.parallelism.tensor, plan.parallelism.expert);
   double elements = 0;
   for (std::int64_t slot = 0; slot < plan.parallelism.virtual_stages; ++slot) {
     const auto& chunk = context.chunk_at(device.at, slot);
     elements += static_cast<double>(counts.replicated_range(chunk.first_layer, chunk.layers)) +
-                (chunk.has_output_head ? static_cast<double>(counts.final_norm) : 0.0);
+                (chunk.has_output_head ? static_cast<double>(counts.final_norm) : 0.0) +
+                static_cast<double>(counts.mtp_replicated_range(context.model.layers, chunk.mtp_layers));
   }
   CollectiveSpec spec;
   spec.kind = model::Collective::all_reduce;

@@ -31,10 +31,15 @@ units::Flops model_flops_per_iteration(const TransformerConfig& model, const Tra
   const units::Flops ends = model_flops_of(embedding_forward(shape)) + model_flops_of(embedding_backward(shape)) +
                             model_flops_of(output_head_forward(shape)) +
                             model_flops_of(output_head_backward(shape, true));
+  // Each multi-token-prediction depth: a layer of the last layer's kind, its projection and loss.
+  const units::Flops mtp = (layer_flops(model.is_moe_layer(model.layers)) + model_flops_of(mtp_input_forward(shape)) +
+                            model_flops_of(mtp_input_backward(shape, true)) + model_flops_of(mtp_head_forward(shape)) +
+                            model_flops_of(mtp_head_backward(shape))) *
+                           static_cast<double>(model.mtp_layers);
   // Per micro-batch on one tensor- and context-parallel rank; every rank of the group does the same
   // share (context parallelism splits each sequence's work evenly, context_attention.cpp).
   const units::Flops per_micro_batch =
-      (layers + ends) * static_cast<double>(plan.parallelism.tensor * plan.parallelism.context);
+      (layers + ends + mtp) * static_cast<double>(plan.parallelism.tensor * plan.parallelism.context);
   return per_micro_batch * static_cast<double>(plan.micro_batches() * plan.parallelism.data);
 }
 

@@ -23,6 +23,7 @@ struct StageContents {
   std::int64_t expert_parameters = 0; // of `parameters`, the routed experts' weights
   bool has_embedding = false;
   bool has_output_head = false;
+  std::int64_t mtp_layers = 0; // multi-token-prediction depths (the last stage's)
 };
 
 StageContents contents_of(std::int64_t stage, const std::vector<ModelChunk>& chunks, const ParameterCounts& counts,
@@ -36,9 +37,15 @@ StageContents contents_of(std::int64_t stage, const std::vector<ModelChunk>& chu
     c.expert_parameters += counts.expert_range(chunk.first_layer, chunk.layers);
     c.has_embedding = c.has_embedding || chunk.has_embedding;
     c.has_output_head = c.has_output_head || chunk.has_output_head;
+    c.mtp_layers += chunk.mtp_layers;
+    c.layer_parameters += counts.mtp_range(model.layers, chunk.mtp_layers);
+    c.expert_parameters += counts.expert_range(model.layers, chunk.mtp_layers);
   }
   c.parameters = c.layer_parameters;
   if (c.has_embedding) c.parameters += counts.embedding;
+  // Multi-token prediction embeds on the last stage: its own copy of an untied embedding there
+  // (a tied one is the output layer's copy below).
+  if (c.mtp_layers > 0 && !c.has_embedding && !model.tied_embeddings) c.parameters += counts.embedding;
   if (c.has_output_head) {
     c.parameters += counts.final_norm;
     // A last stage without the embedding keeps its own copy of the tied word embedding.
@@ -265,9 +272,16 @@ double stage_activations(const MemoryInputs& in, const StageContents& c, std::in
     activations += layer_activation_bytes(in.model, none, in.sp, rebuilt_moe);
   }
   const std::int64_t local_seq = in.model.seq_len / par.context; // tokens per rank of each sequence
-  if (c.has_output_head)
-    activations += (loss_bytes(in.model, in.plan, local_seq) + head_saved_bytes(in.model, in.plan, local_seq, in.sp)) *
-                   as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
+  const double head = loss_bytes(in.model, in.plan, local_seq) + head_saved_bytes(in.model, in.plan, local_seq, in.sp);
+  const double last_chunks_in_flight = as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
+  if (c.has_output_head) activations += head * last_chunks_in_flight;
+  // Each multi-token-prediction depth holds a layer of the last layer's kind, its loss as the
+  // head's, and eh_proj's saved 2h-wide input with the embedding norm's input (3 s b h).
+  const bool mtp_moe = in.model.is_moe_layer(in.model.layers);
+  const double mtp_block = 3.0 * as_double(local_seq * in.plan.micro_batch) * as_double(in.model.hidden) *
+                           (in.plan.dtype == Dtype::fp32 ? 4.0 : 2.0) / (in.sp ? as_double(par.tensor) : 1.0);
+  activations += as_double(c.mtp_layers) * last_chunks_in_flight *
+                 ((mtp_moe ? in.moe_activations : in.dense_activations) + head + mtp_block);
   return activations;
 }
 

@@ -50,6 +50,10 @@ ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t te
   if (model.position == PositionKind::learned) counts.embedding += model.seq_len * h;
   counts.output = model.tied_embeddings ? 0 : local_vocab(model.vocab, tensor) * h;
   counts.final_norm = norm;
+  // Megatron-Core MultiTokenPredictionLayer: enorm, hnorm, final_layernorm and eh_proj, a
+  // column-parallel 2h -> h linear without bias.
+  counts.mtp_block_replicated = 3 * norm;
+  counts.mtp_block = counts.mtp_block_replicated + 2 * h * (h / tensor);
   return counts;
 }
 

@@ -44,7 +44,7 @@ std::vector<ModelChunk> partition_layers(const TransformerConfig& model, const T
                                    c, chunks, model.layers, p, plan.parallelism.virtual_stages),
                        "training.parallelism.pipeline",
                        "use fewer pipeline stages or virtual stages, or set parallelism.stage_layers");
-    result.push_back({c % p, c, first, layers, c == 0, c == chunks - 1});
+    result.push_back({c % p, c, first, layers, c == 0, c == chunks - 1, c == chunks - 1 ? model.mtp_layers : 0});
     first += layers;
   }
   return result;

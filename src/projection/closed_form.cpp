@@ -188,6 +188,21 @@ Work busiest_stage(const Projection& out, const model::TransformerConfig& model,
   return total(moe_only) > total(first) ? moe_only : first;
 }
 
+/// The multi-token-prediction depths the last stage runs beside the output head: a layer of the
+/// last layer's kind, the input projection and the depth's loss each.
+void add_mtp_depths(Work& micro, const model::TransformerConfig& model, const model::LayerShape& shape,
+                    const model::TrainingPlan& plan, const hardware::ClusterSpec& cluster,
+                    const cost::OperatorCostModel& cost) {
+  if (model.mtp_layers == 0) return;
+  Work depth = layer_work(shape.for_layer(model.layers), plan, cluster, cost);
+  add_steps(depth, model::mtp_input_forward(shape), plan, cluster, cost);
+  add_steps(depth, model::mtp_input_backward(shape, plan.parallelism.pipeline > 1 && !model.tied_embeddings), plan,
+            cluster, cost);
+  add_steps(depth, model::mtp_head_forward(shape), plan, cluster, cost);
+  add_steps(depth, model::mtp_head_backward(shape), plan, cluster, cost);
+  micro += depth.times(static_cast<double>(model.mtp_layers));
+}
+
 } // namespace
 
 Projection project(const model::TransformerConfig& model, const model::TrainingPlan& plan,
@@ -205,6 +220,7 @@ Projection project(const model::TransformerConfig& model, const model::TrainingP
   Work micro = out.stage;
   add_steps(micro, model::output_head_forward(shape), plan, cluster, cost);
   add_steps(micro, model::output_head_backward(shape, p.pipeline == 1), plan, cluster, cost);
+  add_mtp_depths(micro, model, shape, plan, cluster, cost);
   if (p.pipeline == 1) {
     add_steps(micro, model::embedding_forward(shape), plan, cluster, cost);
     add_steps(micro, model::embedding_backward(shape), plan, cluster, cost);

@@ -91,8 +91,7 @@ TEST_CASE("DeepSeek-V3 maps its latent attention, dense first layers and shared 
   CHECK(w.model.moe->expert_ffn_hidden == 2048);
   CHECK(w.model.ffn_hidden == 18432); // the dense layers' FFN
   CHECK_FALSE(w.model.dropout);
-  CHECK(config::import_hf_config(v3, "config.json").find("multi-token-prediction module is not modelled") !=
-        std::string::npos);
+  CHECK(w.model.mtp_layers == 1); // num_nextn_predict_layers
 }
 
 TEST_CASE("what cannot be mapped is named: MoE every other layer, unknown types, missing fields") {

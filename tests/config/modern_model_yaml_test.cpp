@@ -80,6 +80,13 @@ TEST_CASE("model.mla reads DeepSeek-V3's latent attention, q_lora_rank optional"
   CHECK(unknown.problem().find("rope_theta") != std::string::npos);
 }
 
+TEST_CASE("model.mtp_layers reads the multi-token-prediction depths, 0 without the key") {
+  CHECK(config::parse_workload({"w.yaml", with_model_keys("  mtp_layers: 1\n")}).model.mtp_layers == 1);
+  CHECK(config::parse_workload({"w.yaml", with_model_keys("")}).model.mtp_layers == 0);
+  const auto negative = test::workload_error(with_model_keys("  mtp_layers: -1\n"));
+  CHECK(negative.key_path() == "model.mtp_layers");
+}
+
 TEST_CASE("bad MoE values are located and explained") {
   const auto e = test::workload_error(with_model_keys("  moe: {experts: 8, top_k: 9, expert_ffn_hidden: 256}\n"));
   CHECK(e.problem() == "top_k = 9 exceeds experts = 8");

@@ -59,3 +59,22 @@ TEST_CASE("DeepSeek-V3 at s = 4096: about 249 GFLOP per token with MLA, 3 dense 
   CHECK(per_token == doctest::Approx(expected).epsilon(1e-12));
   CHECK(per_token / 1e9 == doctest::Approx(249.8).epsilon(0.001));
 }
+
+TEST_CASE("DeepSeek-V3's multi-token-prediction depth adds a MoE layer, its projection and a second logit") {
+  // Megatron-LM counts each depth (--mtp-num-layers) as one more layer of the last layer's kind
+  // (MoE here), 6 (3h + 2h^2) per token for its norms and eh_proj, and its own logits. Per token,
+  // x 6 as above: MLA linear and core, 9 experts of width 2048 (8 routed + 1 shared), eh_proj
+  // (2 x 7168^2), the norms and 7168 x 129280 logits.
+  auto m = testing::deepseek_v3();
+  const double without = model::megatron_model_flops(m, 1).value() / 4096;
+  m.mtp_layers = 1;
+  const double with = model::megatron_model_flops(m, 1).value() / 4096;
+  const double linear =
+      1536.0 * (7168 + 128 * 192 + 1) + 512.0 * (7168 + 128 * 256 + 1) + 7168.0 * 64 + 128.0 * 128 * 7168;
+  const double core = 4096.0 * 128 * (192 + 128) / 2;
+  const double experts = 7168.0 * 3 * 9 * 2048;
+  const double projection = 3 * 7168.0 + 2 * 7168.0 * 7168;
+  const double delta = 6 * (linear + core + experts + projection + 7168.0 * 129280);
+  CHECK(with - without == doctest::Approx(delta).epsilon(1e-12));
+  CHECK(with / 1e9 == doctest::Approx(260.0).epsilon(0.001)); // ~249.8 + 10.2
+}

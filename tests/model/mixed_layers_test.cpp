@@ -82,8 +82,15 @@ TEST_CASE("an MLA layer holds the down and up projections and latent norms inste
   // Tensor parallelism splits the up projections over the heads; the down projections are duplicated.
   const std::int64_t split = count_parameters(m, 8).per_layer;
   CHECK(split < mla.per_layer);
-  // DeepSeek-V3: 671B parameters in the main model (its 14B MTP module, not modelled, makes 685B).
+  // DeepSeek-V3: 671B parameters in the main model; its 14B MTP module makes 685B
+  // (deepseek-ai/DeepSeek-V3 README), counted as the checkpoint stores it: one MoE layer, the
+  // block (three RMSNorms of h, eh_proj 2h x h), and its own embedding and output head.
   CHECK(static_cast<double>(mla.total(61)) / 1e9 == doctest::Approx(671.0).epsilon(0.01));
+  const double block = 3.0 * h + 2.0 * h * h;
+  CHECK(static_cast<double>(mla.mtp_block) == doctest::Approx(block));
+  const double module = static_cast<double>(mla.mtp_range(61, 1)) + 2.0 * static_cast<double>(mla.embedding);
+  CHECK(module - block == doctest::Approx(static_cast<double>(mla.per_layer + 2 * mla.embedding)));
+  CHECK(module / 1e9 == doctest::Approx(14.0).epsilon(0.05)); // 13.5B: "14B" rounded
 }
 
 TEST_CASE(

@@ -63,6 +63,20 @@ struct LayerShape {
 /// only after the embedding's backward, which then reports it.
 [[nodiscard]] StepSequence output_head_backward(const LayerShape& shape, bool owns_word_embedding_grad);
 
+/// One multi-token-prediction depth (model.mtp_layers) before its transformer layer: the
+/// embedding of the shifted tokens, its norm and the incoming hidden states' norm, their
+/// concatenation and the column-parallel projection 2h -> h, gathered over the tensor group.
+[[nodiscard]] StepSequence mtp_input_forward(const LayerShape& shape);
+/// `reports_embedding_grad`: the embedding's gradient is final here (the last stage's own copy
+/// of an untied embedding); otherwise the main embedding's or the tied output layer's backward
+/// reports it.
+[[nodiscard]] StepSequence mtp_input_backward(const LayerShape& shape, bool reports_embedding_grad);
+/// After the depth's transformer layer: its final norm, the shared output layer's logits and
+/// the loss. The backward reports only the norm's gradient: the main head's backward, which
+/// runs after it, reports the shared output weight's.
+[[nodiscard]] StepSequence mtp_head_forward(const LayerShape& shape);
+[[nodiscard]] StepSequence mtp_head_backward(const LayerShape& shape);
+
 /// Rows of the word embedding on one tensor-parallel rank: the vocabulary padded to a multiple
 /// of 128 * t (Megatron-LM --make-vocab-size-divisible-by 128), divided by t.
 [[nodiscard]] std::int64_t local_vocab(std::int64_t vocab, std::int64_t tensor);

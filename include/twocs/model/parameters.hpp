@@ -26,6 +26,10 @@ struct ParameterCounts {
   std::int64_t embedding = 0;  // word-embedding slice (shared with the output layer) + position embedding
   std::int64_t final_norm = 0; // the last LayerNorm, replicated
   std::int64_t output = 0;     // an untied output layer's slice (0 when tied to the word embedding)
+  /// One multi-token-prediction depth's weights besides its transformer layer: the embedding's
+  /// and the hidden states' norms, the final norm (replicated) and eh_proj's 2h x h / t slice.
+  std::int64_t mtp_block = 0;
+  std::int64_t mtp_block_replicated = 0; // of mtp_block, the three norms
 
   /// Layers first .. first + count - 1 (0-based over the model), dense and MoE ones each counted.
   [[nodiscard]] std::int64_t layer_range(std::int64_t first, std::int64_t count) const {
@@ -40,6 +44,16 @@ struct ParameterCounts {
   /// Of layer_range, the routed experts' weights (dense layers have none).
   [[nodiscard]] std::int64_t expert_range(std::int64_t first, std::int64_t count) const {
     return (count - std::clamp<std::int64_t>(dense_layers - first, 0, count)) * expert_per_layer;
+  }
+  /// `depths` multi-token-prediction depths from model layer `first` (the model's layer count):
+  /// their transformer layers and blocks. Not part of total(): DeepSeek-V3's 671B main-model
+  /// parameters leave out its 14B MTP module (deepseek-ai/DeepSeek-V3 README, "685B").
+  [[nodiscard]] std::int64_t mtp_range(std::int64_t first, std::int64_t depths) const {
+    return layer_range(first, depths) + depths * mtp_block;
+  }
+  /// Of mtp_range, the weights replicated over the tensor group.
+  [[nodiscard]] std::int64_t mtp_replicated_range(std::int64_t first, std::int64_t depths) const {
+    return replicated_range(first, depths) + depths * mtp_block_replicated;
   }
   /// The whole model on one rank if it held every layer (t ranks together hold the model).
   [[nodiscard]] std::int64_t total(std::int64_t layers) const {

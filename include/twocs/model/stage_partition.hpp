@@ -28,6 +28,10 @@ struct ModelChunk {
   std::int64_t layers = 0;
   bool has_embedding = false;
   bool has_output_head = false;
+  /// Multi-token-prediction depths it runs after its layers (layers model.layers ..
+  /// model.layers + mtp_layers - 1): all of them on the last chunk, as Megatron-Core places its
+  /// MTP block on the last pipeline stage (multi_token_prediction.py, mtp_on_this_rank).
+  std::int64_t mtp_layers = 0;
 };
 
 /// The p * v chunks in model order. Throws InputError when a chunk other than the first or the

@@ -73,6 +73,11 @@ struct TransformerConfig {
   bool dropout = true;
   std::optional<MoeConfig> moe;
   std::optional<MlaConfig> mla; // multi-head latent attention instead of a fused QKV projection
+  /// Multi-token prediction depths D (DeepSeek-V3 report, section 2.2; Megatron-Core
+  /// --mtp-num-layers): after the last layer, each depth embeds the tokens shifted by one more,
+  /// projects them with the previous depth's hidden states, runs one transformer layer of the
+  /// last layer's kind and a loss through the shared output head. 0: none.
+  std::int64_t mtp_layers = 0;
 
   [[nodiscard]] std::int64_t head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
   /// Per-head width of queries and keys (MLA: nope + rope) and of values (MLA: v_head_dim).
