@@ -33,6 +33,7 @@ void write_measurements(std::string& out, std::span<const hardware::KernelMeasur
     out += fmt::format("      - {{op: {}, shape: {}, dtype: {}, time: {}", model::to_string(m.kind),
                        quoted(detail::format_kernel_shape(m)), model::to_string(m.dtype), microseconds(m.time));
     if (!m.name.empty()) out += fmt::format(", name: {}", quoted(m.name));
+    if (!m.kernel.empty()) out += fmt::format(", kernel: {}", quoted(m.kernel));
     out += "}\n";
   }
 }

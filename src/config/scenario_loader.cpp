@@ -10,6 +10,7 @@
 
 #include <twocs/embedded_scenario.hpp>
 #include <twocs/error.hpp>
+#include <twocs/hardware/attention_kernel.hpp>
 #include <twocs/hardware/validate.hpp>
 #include <twocs/model/validate.hpp>
 
@@ -123,6 +124,8 @@ Scenario load_scenario(const InputText& workload, const InputText& platform,
   LoadedPlatform p = load_platform(platform, parsed);
   try {
     hardware::validate_fit(p.cluster, w.workload.plan);
+    hardware::keep_attention_kernel(
+        p.cluster.device, hardware::chosen_attention_kernel(p.cluster.device, w.workload.plan.attention_kernel));
   } catch (InputError& error) {
     if (!error.location())
       error.set_location(locate(is_workload_key(error.key_path()) ? w.document : p.document, error.key_path()));

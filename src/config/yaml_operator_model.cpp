@@ -11,11 +11,12 @@
 namespace twocs::config::detail {
 namespace {
 
-constexpr std::array<std::string_view, 11> operator_model_keys = {
-    "gemm_efficiency", "memory_efficiency", "kernel_overhead",        "compute_units", "gemm_tiles", "gemm_k_half",
-    "matrix_dtypes",   "vector_tiles",      "vector_gemm_efficiency", "vector_flops",  "measured"};
+constexpr std::array<std::string_view, 12> operator_model_keys = {
+    "gemm_efficiency", "memory_efficiency", "kernel_overhead", "compute_units",          "gemm_tiles",
+    "gemm_k_half",     "matrix_dtypes",     "vector_tiles",    "vector_gemm_efficiency", "vector_flops",
+    "measured",        "attention_kernel"};
 constexpr std::array<std::string_view, 4> tile_keys = {"m", "n", "k", "efficiency"};
-constexpr std::array<std::string_view, 5> measured_keys = {"op", "shape", "dtype", "time", "name"};
+constexpr std::array<std::string_view, 6> measured_keys = {"op", "shape", "dtype", "time", "name", "kernel"};
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
 constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
 
@@ -64,6 +65,13 @@ hardware::KernelMeasurement read_measurement(const Field& item) {
             fmt::format("{} cannot be '{}'; allowed values: {}", op.path, kind, join_names(kernel_kind_names())),
             suggest(kind, kernel_kind_names()));
   m.kind = *parsed;
+  if (const auto f = r.optional("kernel")) {
+    m.kernel = read_text(*f);
+    if (!model::is_fused_attention(m.kind))
+      fail_at(f->where(), f->path,
+              fmt::format("{} names a fused attention implementation, but this row's op is {}", f->path, kind),
+              "keep `kernel` on flash_forward and flash_backward rows only");
+  }
   m.dtype = read_enum(r.required("dtype", "bf16"), dtype_names, dtype_values);
   const Field shape = r.required("shape", "\"m=4096,n=4096,k=4096\"");
   const std::string text = read_text(shape);
@@ -105,6 +113,7 @@ OperatorModelParams read_operator_model(const Field& field) {
   if (const auto f = m.optional("vector_flops")) k.vector_flops = read_flop_rate(*f, "19.5TFLOP/s");
   if (const auto f = m.optional("measured"))
     for (const Field& item : read_list(*f)) k.measured.push_back(read_measurement(item));
+  if (const auto f = m.optional("attention_kernel")) k.attention_kernel = read_text(*f);
   return p;
 }
 

@@ -61,7 +61,10 @@ void apply_whatif(const Field& field, hardware::ClusterSpec& cluster) {
   for (auto& [dtype, peak] : device.peak_flops) peak *= x.compute;
   if (device.kernels.vector_flops) *device.kernels.vector_flops *= x.compute;
   // Measured kernel times describe today's device; a faster device falls back to the kernel model.
-  if (x.compute != 1 || x.memory_bandwidth != 1) device.kernels.measured.clear();
+  if (x.compute != 1 || x.memory_bandwidth != 1) {
+    device.kernels.measured.clear();
+    device.kernels.attention_kernel.clear(); // no row names it any more
+  }
   device.memory *= x.memory_capacity;
   device.memory_bandwidth *= x.memory_bandwidth;
   cluster.node.interconnect.bandwidth *= x.node_bandwidth;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <twocs/error.hpp>
+#include <twocs/hardware/attention_kernel.hpp>
 
 namespace twocs::hardware {
 namespace {
@@ -44,6 +45,8 @@ void validate_network_extras(const ClusterSpec& cluster) {
 
 void validate(const ClusterSpec& cluster) {
   const DeviceSpec& d = cluster.device;
+  // The platform's measured attention implementations: its default names one, or there is one.
+  (void)chosen_attention_kernel(d, {});
   if (d.peak_flops.empty())
     throw InputError("device.peak_flops lists no dtype", "device.peak_flops", "add e.g. {bf16: 312TFLOP/s}");
   for (const auto& [dtype, rate] : d.peak_flops) require_positive(rate, "device.peak_flops", "312TFLOP/s");

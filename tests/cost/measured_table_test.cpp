@@ -7,6 +7,7 @@
 
 #include <twocs/cost/kernel_cost_model.hpp>
 #include <twocs/cost/measured_table.hpp>
+#include <twocs/hardware/attention_kernel.hpp>
 
 using namespace twocs;
 
@@ -135,4 +136,19 @@ TEST_CASE("an attention kernel takes the ratio of its own mask, or of the other 
   // A forward table leaves the backward kernels to the formula.
   const auto bwd = cost::kernel_steps(flash(model::OpKind::flash_backward, 32, 8192, true, 0))[1];
   CHECK(model.duration(bwd).value() == doctest::Approx(model.formula_duration(bwd).value()));
+}
+
+TEST_CASE("the chosen attention implementation's rows price the kernel, the other's are dropped") {
+  auto cudnn = flash(model::OpKind::flash_forward, 32, 8192, true, 1.039e-3);
+  cudnn.kernel = "cudnn";
+  auto flash2 = flash(model::OpKind::flash_forward, 32, 8192, true, 1.651e-3);
+  flash2.kernel = "flash2";
+  const auto priced = [&](const std::string& kernel) {
+    hardware::DeviceSpec device = with_table({cudnn, flash2, square(1024, 30e-6)});
+    hardware::keep_attention_kernel(device, kernel);
+    CHECK(device.kernels.measured.size() == 2); // the GEMM row stays
+    return formula_and_table(cost::KernelCostModel(device), cudnn).second;
+  };
+  CHECK(priced("cudnn") == doctest::Approx(1.039e-3).epsilon(1e-12));
+  CHECK(priced("flash2") == doctest::Approx(1.651e-3).epsilon(1e-12));
 }

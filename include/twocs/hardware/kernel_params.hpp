@@ -31,7 +31,10 @@ struct GemmTile {
 
 /// One measured kernel time (a row of a profile): what ran and how long it took.
 struct KernelMeasurement {
-  std::string name;                         // what ran ("attn.qkv", "layernorm"); may be empty
+  std::string name; // what ran ("attn.qkv", "layernorm"); may be empty
+  /// The implementation of a fused attention row ("cudnn", "flash2"): a platform may list
+  /// several, and training.attention_kernel picks one (attention_kernel.hpp). Empty: any.
+  std::string kernel;
   model::OpKind kind = model::OpKind::gemm; // gemm, batched_gemm, fused attention, memory-bound
   model::Dtype dtype = model::Dtype::bf16;
   std::optional<model::GemmShape> gemm;           // set for gemm and batched_gemm
@@ -64,6 +67,9 @@ struct KernelModelParams {
   /// Measured kernel times; where some match a kernel's kind and dtype they replace the formula
   /// (interpolated between measured sizes).
   std::vector<KernelMeasurement> measured;
+  /// The fused attention implementation whose measured rows a workload gets unless its
+  /// training.attention_kernel names another (empty: the rows' only one, if they name one).
+  std::string attention_kernel;
 
   /// Whether `dtype` GEMMs take the matrix (tensor-core) path.
   [[nodiscard]] bool is_matrix_dtype(model::Dtype dtype) const {

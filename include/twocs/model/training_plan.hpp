@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -117,6 +118,10 @@ struct TrainingPlan {
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
   AttentionKernel attention = AttentionKernel::unfused;
+  /// Which of the platform's measured fused attention implementations runs (`training.
+  /// attention_kernel`: "cudnn", "flash2", as the platform's rows name them); empty: the
+  /// platform's default (hardware/attention_kernel.hpp).
+  std::string attention_kernel;
   KernelFusion kernels = KernelFusion::fused;
   OptimizerPlan optimizer;
   OverlapPlan overlap;
