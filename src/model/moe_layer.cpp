@@ -74,11 +74,14 @@ ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
 /// and node that holds one of its experts (DeepEP; TokenRouting).
 void add_all_to_all(StepSequence& steps, const LayerShape& shape, const MoeDims& d, const char* name, Pass pass) {
   if (shape.expert <= 1) return;
+  // The busiest rank receives its experts' skewed load (busiest_expert_tokens): every rank is
+  // costed as that one, as the expert GEMMs are, and the collective ends when it has its tokens.
+  const double skew = busiest_expert_tokens(shape) / d.mean_rows;
   CollectiveOp op = collective(name, Collective::all_to_all, CommGroup::expert, pass,
-                               size_of(d.routed * as_double(shape.model.hidden), shape.dtype));
+                               size_of(d.routed * skew * as_double(shape.model.hidden), shape.dtype));
   if (shape.expert_dispatcher == ExpertDispatcher::deepep)
     op.routing = TokenRouting{size_of(as_double(d.tokens) * as_double(shape.model.hidden), shape.dtype),
-                              shape.model.moe->experts, shape.model.moe->top_k};
+                              shape.model.moe->experts, shape.model.moe->top_k, skew};
   steps.push_back(std::move(op));
 }
 

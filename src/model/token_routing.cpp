@@ -1,4 +1,6 @@
 // How many ranks and nodes a token's top-k experts reach (DeepEP's deduplicated dispatch).
+#include <algorithm>
+
 #include <twocs/model/operator.hpp>
 
 namespace twocs::model {
@@ -17,9 +19,11 @@ DispatchShares dispatch_shares(const TokenRouting& routing, std::int64_t ranks, 
   DispatchShares d;
   d.nodes = ranks / ranks_per_node;
   const std::int64_t per_rank = routing.experts / ranks; // experts spread evenly over the group
+  // Skew raises the busiest rank's (and its node's) share, to at most every token.
+  const auto skewed = [&](double share) { return std::min(1.0, share * routing.load_imbalance); };
   d.to_each_rank =
-      routing.tokens * (routed_share(routing.experts, routing.top_k, per_rank) * static_cast<double>(d.nodes));
-  d.to_each_node = routing.tokens * routed_share(routing.experts, routing.top_k, per_rank * ranks_per_node);
+      routing.tokens * (skewed(routed_share(routing.experts, routing.top_k, per_rank)) * static_cast<double>(d.nodes));
+  d.to_each_node = routing.tokens * skewed(routed_share(routing.experts, routing.top_k, per_rank * ranks_per_node));
   return d;
 }
 

@@ -85,6 +85,39 @@ TEST_CASE("load skew makes the busiest expert-parallel rank work longer, not the
   CHECK(find(one_rank, "moe.experts.fc1")->gemm->m == 256);
 }
 
+TEST_CASE("load skew makes the busiest rank receive its experts' extra tokens, up to the capacity") {
+  const auto dispatch = [](const StepSequence& steps) -> const CollectiveOp* {
+    for (const auto& step : steps)
+      if (const auto* c = std::get_if<CollectiveOp>(&step); c && c->name == "moe.dispatch.all_to_all") return c;
+    return nullptr;
+  };
+  auto m = qwen3_235b();
+  m.moe->load_imbalance = 1.5;
+  const auto balanced = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
+  const auto skewed = transformer_layer_forward(moe_shape(m, 8));
+  REQUIRE(dispatch(balanced));
+  REQUIRE(dispatch(skewed));
+  // 4096 tokens x top-8 x h 4096 x 2 bytes, and 1.5 times that at the busiest rank.
+  CHECK(dispatch(balanced)->size.value() == doctest::Approx(4096.0 * 8 * 4096 * 2));
+  CHECK(dispatch(skewed)->size.value() == doctest::Approx(1.5 * 4096.0 * 8 * 4096 * 2));
+  m.moe->capacity_factor = 1.25; // tokens beyond the capacity are dropped, not sent
+  CHECK(dispatch(transformer_layer_forward(moe_shape(m, 8)))->size.value() ==
+        doctest::Approx(1.25 * 4096.0 * 8 * 4096 * 2));
+  // DeepEP: the busiest rank's and node's shares of the tokens scale alike, up to every token.
+  auto deepep = moe_shape(qwen3_235b(), 8);
+  deepep.expert_dispatcher = ExpertDispatcher::deepep;
+  auto routing = *dispatch(transformer_layer_forward(deepep))->routing;
+  CHECK(routing.load_imbalance == 1.0);
+  const auto even = dispatch_shares(routing, 32, 8); // 4 experts a rank, 4 nodes
+  routing.load_imbalance = 1.5;
+  const auto hot = dispatch_shares(routing, 32, 8);
+  const double p_rank = routed_share(128, 8, 4);
+  CHECK(hot.to_each_rank.value() == doctest::Approx(1.5 * even.to_each_rank.value()));
+  CHECK(hot.to_each_rank.value() == doctest::Approx(routing.tokens.value() * 4 * 1.5 * p_rank));
+  // The node's share, 1 - C(96, 8) / C(128, 8) = 0.91, is capped at every token.
+  CHECK(hot.to_each_node.value() == doctest::Approx(routing.tokens.value()));
+}
+
 TEST_CASE("expert parallelism dispatches and combines T k h elements per rank by all-to-all") {
   const auto forward = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
   const auto backward = transformer_layer_backward(moe_shape(qwen3_235b(), 8));

@@ -138,6 +138,10 @@ struct TokenRouting {
   units::Bytes tokens;      // every token of the rank once: T h bytes
   std::int64_t experts = 0; // routed experts over the whole group
   std::int64_t top_k = 0;   // distinct experts per token
+  /// The busiest rank's load over the even one (model.moe.load_imbalance, capped by the
+  /// capacity factor): a rank and a node receive this many times their even share of tokens,
+  /// at most every token.
+  double load_imbalance = 1.0;
 };
 
 /// The probability that a token's top_k distinct experts, drawn evenly from `experts`, include
