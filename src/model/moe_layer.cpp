@@ -30,6 +30,7 @@ struct MoeDims {
   std::int64_t local_experts = 0; // E / ep
   std::int64_t expert_rows = 0;   // rows of each grouped GEMM: the busiest expert's tokens
   double mean_rows = 0;           // T k / E: the balanced load, for model FLOPs
+  double skew = 1;                // the busiest expert's tokens over mean_rows (load_imbalance, capped)
   std::int64_t fc1_columns = 0;   // 2 f_e for SwiGLU (gate and up), f_e otherwise
   double routed = 0;              // T k: token copies after permutation
 };
@@ -42,7 +43,9 @@ MoeDims moe_dims(const LayerShape& shape) {
   d.local_experts = moe.experts / std::max<std::int64_t>(shape.expert, 1);
   d.mean_rows = as_double(d.tokens) * as_double(moe.top_k) * as_double(std::max<std::int64_t>(shape.expert, 1)) /
                 as_double(moe.experts);
-  d.expert_rows = static_cast<std::int64_t>(std::ceil(busiest_expert_tokens(shape)));
+  const double busiest = busiest_expert_tokens(shape);
+  d.expert_rows = static_cast<std::int64_t>(std::ceil(busiest));
+  d.skew = busiest / d.mean_rows;
   d.fc1_columns = m.ffn_kind == FfnKind::swiglu ? 2 * moe.expert_ffn_hidden : moe.expert_ffn_hidden;
   d.routed = as_double(d.tokens) * as_double(moe.top_k);
   return d;
@@ -74,14 +77,13 @@ ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
 /// and node that holds one of its experts (DeepEP; TokenRouting).
 void add_all_to_all(StepSequence& steps, const LayerShape& shape, const MoeDims& d, const char* name, Pass pass) {
   if (shape.expert <= 1) return;
-  // The busiest rank receives its experts' skewed load (busiest_expert_tokens): every rank is
-  // costed as that one, as the expert GEMMs are, and the collective ends when it has its tokens.
-  const double skew = busiest_expert_tokens(shape) / d.mean_rows;
+  // The busiest rank receives its experts' skewed load (MoeDims::skew): every rank is costed as
+  // that one, as the expert GEMMs are, and the collective ends when it has its tokens.
   CollectiveOp op = collective(name, Collective::all_to_all, CommGroup::expert, pass,
-                               size_of(d.routed * skew * as_double(shape.model.hidden), shape.dtype));
+                               size_of(d.routed * d.skew * as_double(shape.model.hidden), shape.dtype));
   if (shape.expert_dispatcher == ExpertDispatcher::deepep)
     op.routing = TokenRouting{size_of(as_double(d.tokens) * as_double(shape.model.hidden), shape.dtype),
-                              shape.model.moe->experts, shape.model.moe->top_k, skew};
+                              shape.model.moe->experts, shape.model.moe->top_k, d.skew};
   steps.push_back(std::move(op));
 }
 

@@ -27,20 +27,6 @@ StepSequence prefixed(StepSequence steps) {
   return steps;
 }
 
-/// The norm of the shifted tokens' embedding (enorm) or of the hidden states (hnorm).
-ComputeOp mtp_norm(const LayerShape& shape, const detail::LayerDims& d, const char* name, bool backward) {
-  const auto& m = shape.model;
-  if (!backward)
-    return memory_bound(name, OpKind::normalization, Pass::forward, shape.dtype, d.norm_elements,
-                        detail::norm_bytes(m.norm, shape.kernels, shape.dtype, false),
-                        kernel_flops::norm_forward_of(m.norm));
-  ComputeOp op =
-      memory_bound(std::string(name) + ".bwd", OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
-                   detail::norm_bytes(m.norm, shape.kernels, shape.dtype, true), kernel_flops::norm_backward);
-  op.grad_params = detail::norm_parameters(m);
-  return op;
-}
-
 /// eh_proj's input is the concatenation [enorm(e); hnorm(h)], 2h wide: its collectives move
 /// twice the layer's activation.
 detail::LayerDims projection_input(const detail::LayerDims& d) {
@@ -57,8 +43,8 @@ StepSequence mtp_input_forward(const LayerShape& shape) {
   const std::int64_t h_local = m.hidden / shape.tensor;
   // The tokens shifted by the depth, embedded by the shared embedding (roll_tensor, embedding).
   StepSequence steps = prefixed(embedding_forward(shape));
-  steps.push_back(mtp_norm(shape, d, "mtp.enorm", false));
-  steps.push_back(mtp_norm(shape, d, "mtp.hnorm", false));
+  steps.push_back(detail::norm_forward(shape, d, "mtp.enorm", Pass::forward));
+  steps.push_back(detail::norm_forward(shape, d, "mtp.hnorm", Pass::forward));
   // torch.cat((decoder_input, hidden_states), -1): reads both, writes the 2h-wide result.
   steps.push_back(memory_bound("mtp.concat", OpKind::elementwise, Pass::forward, shape.dtype, 2 * d.norm_elements,
                                2.0 * element_size(shape.dtype), 0));
@@ -87,8 +73,8 @@ StepSequence mtp_input_backward(const LayerShape& shape, bool reports_embedding_
   detail::add_column_parallel_backward(steps, shape, projection_input(d), "mtp.eh_proj", 2 * m.hidden,
                                        m.hidden / shape.tensor, 0);
   // The concatenation's backward is two views; each norm's backward finalises its scale.
-  steps.push_back(mtp_norm(shape, d, "mtp.hnorm", true));
-  steps.push_back(mtp_norm(shape, d, "mtp.enorm", true));
+  steps.push_back(detail::norm_backward(shape, d, "mtp.hnorm.bwd"));
+  steps.push_back(detail::norm_backward(shape, d, "mtp.enorm.bwd"));
   StepSequence embedding = prefixed(embedding_backward(shape));
   // The embedding's gradient is reported once per device: here only for the last stage's own
   // copy of an untied embedding; the main embedding or the tied output layer reports it otherwise.

@@ -115,6 +115,20 @@ std::int64_t norm_parameters(const TransformerConfig& m) {
   return m.norm == NormKind::rmsnorm ? m.hidden : 2 * m.hidden;
 }
 
+ComputeOp norm_forward(const LayerShape& shape, const LayerDims& d, std::string name, Pass pass) {
+  return memory_bound(std::move(name), OpKind::normalization, pass, shape.dtype, d.norm_elements,
+                      norm_bytes(shape.model.norm, shape.kernels, shape.dtype, false),
+                      kernel_flops::norm_forward_of(shape.model.norm));
+}
+
+ComputeOp norm_backward(const LayerShape& shape, const LayerDims& d, std::string name) {
+  ComputeOp op =
+      memory_bound(std::move(name), OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
+                   norm_bytes(shape.model.norm, shape.kernels, shape.dtype, true), kernel_flops::norm_backward);
+  op.grad_params = norm_parameters(shape.model); // scale (and shift)
+  return op;
+}
+
 CollectiveOp collective(std::string name, Collective kind, CommGroup group, Pass pass, units::Bytes size,
                         int overlapped_ops) {
   CollectiveOp op;

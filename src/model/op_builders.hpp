@@ -66,6 +66,11 @@ ComputeOp masked(ComputeOp op, const struct LayerDims& d);
 /// Parameters of one norm: scale and shift for LayerNorm, scale only for RMSNorm.
 [[nodiscard]] std::int64_t norm_parameters(const TransformerConfig& m);
 
+/// The model's norm over the layer's b s h (/ t under sequence parallelism) values, forward in
+/// `pass`, or backward, finalising its scale (and shift).
+ComputeOp norm_forward(const LayerShape& shape, const struct LayerDims& d, std::string name, Pass pass);
+ComputeOp norm_backward(const LayerShape& shape, const struct LayerDims& d, std::string name);
+
 CollectiveOp collective(std::string name, Collective kind, CommGroup group, Pass pass, units::Bytes size,
                         int overlapped_ops = 0);
 

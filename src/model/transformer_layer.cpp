@@ -110,11 +110,7 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
   const auto& m = shape.model;
   const LayerDims d = dims_of(shape);
   const bool swiglu = m.ffn_kind == FfnKind::swiglu;
-  const auto norm = [&](const char* name) {
-    steps.push_back(memory_bound(name, OpKind::normalization, pass, shape.dtype, d.norm_elements,
-                                 detail::norm_bytes(m.norm, shape.kernels, shape.dtype, false),
-                                 kernel_flops::norm_forward_of(m.norm)));
-  };
+  const auto norm = [&](const char* name) { steps.push_back(detail::norm_forward(shape, d, name, pass)); };
   const auto residual = [&](const char* name) {
     steps.push_back(memory_bound(name, OpKind::elementwise, pass, shape.dtype, d.norm_elements,
                                  kernel_bytes::bias_dropout_add_forward(shape.dtype), kernel_flops::dropout));

@@ -65,14 +65,6 @@ void add_attention_core_backward(StepSequence& steps, const LayerShape& shape, c
       detail::masked(detail::batched_gemm("attn.scores.dgrad_key", Pass::backward, shape.dtype, {s, dh, s, batch}), d));
 }
 
-ComputeOp norm_backward(const LayerShape& shape, const LayerDims& d, const char* name) {
-  ComputeOp op =
-      memory_bound(name, OpKind::normalization, Pass::backward, shape.dtype, d.norm_elements,
-                   detail::norm_bytes(shape.model.norm, shape.kernels, shape.dtype, true), kernel_flops::norm_backward);
-  op.grad_params = detail::norm_parameters(shape.model); // scale (and shift)
-  return op;
-}
-
 ComputeOp residual_backward(const LayerShape& shape, const LayerDims& d, const char* name) {
   return memory_bound(name, OpKind::elementwise, Pass::backward, shape.dtype, d.norm_elements,
                       kernel_bytes::dropout_backward(shape.dtype), kernel_flops::dropout);
@@ -98,13 +90,13 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
     detail::add_moe_backward(steps, shape);
   else
     detail::add_dense_ffn_backward(steps, shape);
-  steps.push_back(norm_backward(shape, d, "mlp.norm.bwd"));
+  steps.push_back(detail::norm_backward(shape, d, "mlp.norm.bwd"));
   steps.push_back(residual_backward(shape, d, "attn.residual.bwd"));
   add_row_parallel_backward(steps, shape, d, "attn.out", d.attention_local, m.hidden);
   add_attention_core_backward(steps, shape, d);
   if (m.mla) {
     detail::add_mla_projections_backward(steps, shape, d);
-    steps.push_back(norm_backward(shape, d, "attn.norm.bwd"));
+    steps.push_back(detail::norm_backward(shape, d, "attn.norm.bwd"));
     return steps;
   }
   if (auto repeat = detail::eager_repeat_kv(shape, d, Pass::backward)) {
@@ -115,7 +107,7 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
     steps.push_back(memory_bound("attn.rope.bwd", OpKind::elementwise, Pass::backward, shape.dtype, d.rope_elements,
                                  detail::rope_bytes(shape.kernels, shape.dtype), kernel_flops::rope));
   add_column_parallel_backward(steps, shape, d, "attn.qkv", m.hidden, d.qkv_local, d.qkv_local);
-  steps.push_back(norm_backward(shape, d, "attn.norm.bwd"));
+  steps.push_back(detail::norm_backward(shape, d, "attn.norm.bwd"));
   return steps;
 }
 
