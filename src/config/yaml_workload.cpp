@@ -30,11 +30,12 @@ constexpr std::array<std::string_view, 2> position_names = {"learned", "rope"};
 constexpr std::array position_values = {model::PositionKind::learned, model::PositionKind::rope};
 constexpr std::array<std::string_view, 2> mask_names = {"causal", "full"};
 constexpr std::array mask_values = {model::AttentionMask::causal, model::AttentionMask::full};
-constexpr std::array<std::string_view, 16> training_keys = {"global_batch",
+constexpr std::array<std::string_view, 17> training_keys = {"global_batch",
                                                             "micro_batch",
                                                             "dtype",
                                                             "parallelism",
                                                             "recompute",
+                                                            "recompute_modules",
                                                             "optimizer",
                                                             "attention",
                                                             "attention_kernel",
@@ -225,6 +226,29 @@ model::HostPlan read_host(const Field& field) {
   return plan;
 }
 
+/// Megatron-Core's --recompute-modules, only with recompute: selective (its modules choose what
+/// selective recomputation re-runs).
+model::RecomputeModules read_recompute_modules(const Field& field, model::Recompute recompute) {
+  if (recompute != model::Recompute::selective)
+    fail_at(
+        field.where(), field.path,
+        fmt::format("training.recompute_modules chooses what selective recomputation re-runs, but training.recompute "
+                    "is {}",
+                    model::to_string(recompute)),
+        "set training.recompute: selective, or remove training.recompute_modules");
+  model::RecomputeModules modules = model::no_recompute_modules();
+  for (const Field& item : read_list(field)) {
+    const std::size_t index = read_choice(item, model::recompute_module_names);
+    const model::RecomputeModules added = model::with_recompute_module(modules, index);
+    if (added == modules)
+      fail_at(item.where(), item.path,
+              fmt::format("training.recompute_modules lists {} twice", model::recompute_module_names[index]),
+              "list each module once");
+    modules = added;
+  }
+  return modules;
+}
+
 TrainingPlan read_training(const Field& field, PlanSearchRequest& search) {
   const MappingReader t(field, training_keys);
   TrainingPlan plan;
@@ -239,6 +263,8 @@ TrainingPlan read_training(const Field& field, PlanSearchRequest& search) {
   else if (plan.parallelism.virtual_stages > 1)
     plan.pipeline_schedule = model::PipelineSchedule::interleaved_one_f_one_b;
   if (const auto f = t.optional("recompute")) plan.recompute = read_enum(*f, recompute_names, recompute_values);
+  if (const auto f = t.optional("recompute_modules"))
+    plan.recompute_modules = read_recompute_modules(*f, plan.recompute);
   if (const auto f = t.optional("attention")) plan.attention = read_enum(*f, attention_names, attention_values);
   if (const auto f = t.optional("attention_kernel")) plan.attention_kernel = read_text(*f);
   if (const auto f = t.optional("kernels")) plan.kernels = read_enum(*f, kernels_names, kernels_values);

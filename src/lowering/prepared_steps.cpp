@@ -41,12 +41,13 @@ std::int64_t expert_gradient_parameters(const PreparedSequence& steps) {
   return n;
 }
 
-PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, model::Recompute recompute,
+PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, const model::TrainingPlan& plan,
                             const cost::OperatorCostModel& cost) {
   const auto prepare_layer = [&](const model::LayerShape& s) {
-    return PreparedLayer{prepare(sink, model::transformer_layer_forward(s), cost),
-                         prepare(sink, model::transformer_layer_backward(s), cost),
-                         prepare(sink, model::transformer_layer_recompute(s, recompute), cost)};
+    return PreparedLayer{
+        prepare(sink, model::transformer_layer_forward(s), cost),
+        prepare(sink, model::transformer_layer_backward(s), cost),
+        prepare(sink, model::transformer_layer_recompute(s, plan.recompute, plan.recompute_modules), cost)};
   };
   PreparedModel ops;
   ops.layer = prepare_layer(shape);

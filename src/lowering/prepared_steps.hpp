@@ -53,7 +53,8 @@ struct PreparedModel {
   }
 };
 
-[[nodiscard]] PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, model::Recompute recompute,
-                                          const cost::OperatorCostModel& cost);
+/// The sequences of `shape`'s layers and blocks, recomputing as `plan` says.
+[[nodiscard]] PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape,
+                                          const model::TrainingPlan& plan, const cost::OperatorCostModel& cost);
 
 } // namespace twocs::lowering::detail

@@ -4,7 +4,7 @@
 
 namespace twocs::model {
 
-ActivationUnits layer_activation_units(const TransformerConfig& m, bool moe_ffn) {
+ActivationUnits layer_activation_units(const TransformerConfig& m, bool moe_ffn, const RecomputeModules& discarded) {
   const bool moe = moe_ffn && m.moe.has_value();
   using units::as_double;
   const double h = as_double(m.hidden);
@@ -22,6 +22,8 @@ ActivationUnits layer_activation_units(const TransformerConfig& m, bool moe_ffn)
     const auto& a = *m.mla;
     u.replicated += 2 * e * as_double(a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) / h;
     u.split += qk + qk + v + q;
+    if (discarded.mla_up_proj) u.split -= qk + qk + v;
+    if (discarded.layernorm) u.replicated -= e; // the input norm's output, the down projections' input
   } else {
     const double kv = 2 * e * as_double(m.kv_heads * m.head_dim()) / h;
     u.split += q + kv + q;
@@ -41,11 +43,23 @@ ActivationUnits layer_activation_units(const TransformerConfig& m, bool moe_ffn)
     if (m.moe->shared_experts > 0) u.split += ffn(as_double(m.moe->shared_experts) * expert_ffn, 1.0);
     u.fp8_replicated = e / 2;
     u.fp8_split = q / 2 + copies * (e + e * expert_ffn / h) / 2;
+    if (discarded.layernorm) u.replicated -= e; // the pre-MLP norm's output, the router's input
+    if (discarded.moe_act) {                    // fc2's input per routed copy
+      u.split -= copies * e * expert_ffn / h;
+      u.fp8_split -= copies * e * expert_ffn / h / 2;
+    }
   } else {
     u.split += ffn(as_double(m.ffn_hidden), 1.0);
     u.fp8_replicated = e;
     u.fp8_split = q / 2 + e * as_double(m.ffn_hidden) / h / 2;
+    if (discarded.mlp) { // the checkpoint keeps the MLP's input (the norm's input) only
+      u.replicated -= e;
+      u.split -= ffn(as_double(m.ffn_hidden), 1.0);
+      u.fp8_replicated -= e / 2;
+      u.fp8_split -= e * as_double(m.ffn_hidden) / h / 2;
+    }
   }
+  if (m.mla && discarded.layernorm) u.fp8_replicated -= e / 2; // the down projections' FP8 input
   // One-byte dropout masks after the attention output and after fc2 (Megatron-LM's 0.1 default).
   if (m.dropout) u.replicated += 2.0;
   return u;

@@ -119,14 +119,18 @@ double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& pl
                                : (m.dropout ? 5.0 : 2.0) * as_double(m.heads) * as_double(m.seq_len) /
                                      as_double(m.hidden); // without dropout: the softmax output only
   // Korthikanti's 34 (10 replicated + 24 split over t) for GPT, from the shapes otherwise.
-  const ActivationUnits u = layer_activation_units(m, moe_ffn);
+  const bool selective = plan.recompute == Recompute::selective;
+  const ActivationUnits u =
+      layer_activation_units(m, moe_ffn, selective ? plan.recompute_modules : no_recompute_modules());
   const auto held = [&](double replicated, double split) {
     return sequence_parallel ? sbh * (replicated + split) / t : sbh * (replicated + split / t);
   };
   double bytes = 0;
   switch (plan.recompute) {
   case Recompute::none: bytes = held(u.replicated, u.split + attention); break;
-  case Recompute::selective: bytes = held(u.replicated, u.split); break;
+  case Recompute::selective:
+    bytes = held(u.replicated, u.split + (plan.recompute_modules.core_attn ? 0.0 : attention));
+    break;
   case Recompute::full: bytes = sequence_parallel ? 2 * sbh / t : 2 * sbh; break;
   case Recompute::selective_op: return op_checkpoint_bytes(m, plan, sequence_parallel, sbh);
   }

@@ -68,6 +68,14 @@ void add_mla_projections_forward(StepSequence& steps, const LayerShape& shape, c
     const std::int64_t gathered = (q_latent ? c.q_lora_rank : m.hidden) + x.kv_latent + x.rope;
     steps.push_back(with_pass(enter_region_forward(latent_dims(shape, d, gathered), "attn.latent")));
   }
+  add_mla_up_projections_forward(steps, shape, d, pass);
+}
+
+void add_mla_up_projections_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  const MlaDims x = mla_dims(shape, d);
+  const auto with_pass = pass_setter(pass);
+  const Dtype dt = shape.linear_dtype();
+  const bool q_latent = shape.model.mla->q_lora_rank > 0;
   steps.push_back(with_pass(linear_forward(q_latent ? "attn.q_up" : "attn.q", dt, d.tokens, x.q_in, x.q_out)));
   steps.push_back(with_pass(linear_forward("attn.kv_up", dt, d.tokens, x.kv_latent, x.kv_out)));
   steps.push_back(memory_bound("attn.rope", OpKind::elementwise, pass, shape.dtype, d.rope_elements,

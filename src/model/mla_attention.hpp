@@ -17,6 +17,9 @@ namespace twocs::model::detail {
 
 /// Query/key/value projections, latent norms and RoPE, forward (replaces the fused QKV).
 void add_mla_projections_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass);
+/// Of those, the up projections from the gathered latents and RoPE: what Megatron-Core's
+/// `mla_up_proj` recomputation re-runs (multi_latent_attention.py, qkv_up_proj_and_rope_apply).
+void add_mla_up_projections_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass);
 /// Their backward, in execution order (RoPE, up projections, norms, down projections).
 void add_mla_projections_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d);
 /// Parameters of those projections and norms on one rank of `tensor` (no biases, as DeepSeek-V3).

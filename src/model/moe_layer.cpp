@@ -133,6 +133,13 @@ double busiest_expert_tokens(const LayerShape& shape) {
   return moe.capacity_factor > 0 ? std::min(skewed, mean * moe.capacity_factor) : skewed;
 }
 
+ComputeOp moe_activation_forward(const LayerShape& shape, Pass pass) {
+  const auto& m = shape.model;
+  const MoeDims d = moe_dims(shape);
+  const double act = as_double(d.expert_rows) * as_double(m.moe->expert_ffn_hidden) * as_double(d.local_experts);
+  return ffn_activation_forward("moe.experts", m.ffn_kind, shape.kernels, pass, shape.dtype, act);
+}
+
 void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const auto& m = shape.model;
   const auto& moe = *m.moe;
@@ -150,8 +157,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d));
-  const double act = as_double(d.expert_rows) * as_double(moe.expert_ffn_hidden) * as_double(d.local_experts);
-  steps.push_back(ffn_activation_forward("moe.experts", m.ffn_kind, shape.kernels, pass, shape.dtype, act));
+  steps.push_back(moe_activation_forward(shape, pass));
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d));
   add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass);

@@ -11,6 +11,9 @@ void add_dense_ffn_backward(StepSequence& steps, const LayerShape& shape);
 
 void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
 void add_moe_backward(StepSequence& steps, const LayerShape& shape);
+/// The experts' activation between the grouped fc1 and fc2 (what Megatron-Core's `moe_act`
+/// recomputation re-runs: moe/experts.py, the activation checkpoint of TEGroupedMLP).
+[[nodiscard]] ComputeOp moe_activation_forward(const LayerShape& shape, Pass pass);
 
 /// Tokens routed to one expert per micro-batch on the busiest expert-parallel rank:
 /// tokens x top_k / experts (the mean), times load_imbalance when ep > 1, capped by the

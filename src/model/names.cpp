@@ -70,6 +70,29 @@ std::string_view to_string(Recompute r) {
   return "?";
 }
 
+namespace {
+
+/// The flags of `modules` in recompute_module_names's order.
+std::array<bool*, recompute_module_names.size()> module_flags(RecomputeModules& m) {
+  return {&m.core_attn, &m.moe_act, &m.layernorm, &m.mla_up_proj, &m.mlp};
+}
+
+} // namespace
+
+RecomputeModules with_recompute_module(RecomputeModules modules, std::size_t index) {
+  *module_flags(modules).at(index) = true;
+  return modules;
+}
+
+std::vector<std::string_view> names_of(const RecomputeModules& modules) {
+  RecomputeModules copy = modules;
+  const auto flags = module_flags(copy);
+  std::vector<std::string_view> names;
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    if (*flags[i]) names.push_back(recompute_module_names[i]);
+  return names;
+}
+
 std::string_view to_string(OptimizerKind k) { return k == OptimizerKind::adam ? "adam" : "sgd"; }
 
 std::string_view to_string(OptimizerSharding s) {

@@ -142,6 +142,26 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
   residual("mlp.residual");
 }
 
+/// Megatron-Core's selective recomputation of `modules` (transformer_layer.py, attention.py,
+/// multi_latent_attention.py, moe/experts.py), each re-run before the layer's backward. The
+/// attention core's s^2 activations dominate memory but cost few FLOPs (Korthikanti et al. 2022,
+/// section 4.2). Transformer Engine's layer spec fuses each norm into the linear after it
+/// (TELayerNormColumnParallelLinear), except MLA's input norm and a MoE layer's pre-MLP norm
+/// (gpt_layer_specs.py): those are what `layernorm` re-runs. `mlp` re-runs a dense layer's MLP
+/// with its fused norm, collectives included (tensor_parallel.checkpoint), and skips MoE layers.
+void add_selective_recompute(StepSequence& steps, const LayerShape& shape, const RecomputeModules& modules) {
+  const auto& m = shape.model;
+  const LayerDims d = dims_of(shape);
+  const bool moe_layer = shape.moe_ffn && m.moe;
+  if (modules.layernorm && m.mla) steps.push_back(detail::norm_forward(shape, d, "attn.norm", Pass::recompute));
+  if (modules.mla_up_proj && m.mla) detail::add_mla_up_projections_forward(steps, shape, d, Pass::recompute);
+  if (modules.core_attn) add_attention_core_forward(steps, shape, d, Pass::recompute);
+  if ((modules.layernorm && moe_layer) || (modules.mlp && !moe_layer))
+    steps.push_back(detail::norm_forward(shape, d, "mlp.norm", Pass::recompute));
+  if (modules.moe_act && moe_layer) steps.push_back(detail::moe_activation_forward(shape, Pass::recompute));
+  if (modules.mlp && !moe_layer) detail::add_dense_ffn_forward(steps, shape, Pass::recompute);
+}
+
 } // namespace
 
 LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& plan) {
@@ -174,14 +194,12 @@ StepSequence transformer_layer_forward(const LayerShape& shape) {
   return steps;
 }
 
-StepSequence transformer_layer_recompute(const LayerShape& shape, Recompute mode) {
+StepSequence transformer_layer_recompute(const LayerShape& shape, Recompute mode, const RecomputeModules& modules) {
   StepSequence steps;
   if (mode == Recompute::full) {
     add_forward(steps, shape, Pass::recompute);
   } else if (mode == Recompute::selective) {
-    // Selective recomputation re-runs only the attention core, whose s^2 activations dominate
-    // memory but cost few FLOPs (Korthikanti et al. 2022, section 4.2).
-    add_attention_core_forward(steps, shape, dims_of(shape), Pass::recompute);
+    add_selective_recompute(steps, shape, modules);
   } else if (mode == Recompute::selective_op) {
     add_forward(steps, shape, Pass::recompute, true);
   }

@@ -227,6 +227,18 @@ void validate_not_yet_simulated(const TransformerConfig& m, const Parallelism& p
         "set sequence: true (Megatron-Core requires sequence parallelism for MoE with tensor parallelism)");
 }
 
+/// Modules the model has none of (Megatron-Core refuses mla_up_proj without MLA,
+/// transformer_config.py; moe_act without experts would re-run nothing).
+void validate_recompute_modules(const TransformerConfig& m, const TrainingPlan& plan) {
+  if (plan.recompute != Recompute::selective) return;
+  if (plan.recompute_modules.moe_act && !m.moe)
+    throw InputError("training.recompute_modules lists moe_act, but the model has no experts (model.moe)",
+                     "training.recompute_modules", "remove moe_act, or give the model a model.moe");
+  if (plan.recompute_modules.mla_up_proj && !m.mla)
+    throw InputError("training.recompute_modules lists mla_up_proj, but the model has no latent attention (model.mla)",
+                     "training.recompute_modules", "remove mla_up_proj, or give the model a model.mla");
+}
+
 } // namespace
 
 void validate(const TransformerConfig& m) {
@@ -266,6 +278,7 @@ void validate(const TransformerConfig& m, const TrainingPlan& plan) {
   if (m.mla && plan.recompute == Recompute::selective_op)
     throw InputError("model.mla with torchtitan's per-operator recomputation is not simulated yet",
                      "training.recompute", "use recompute: selective or full");
+  validate_recompute_modules(m, plan);
   validate_context(m, plan);
   validate_sharding(m, plan);
   validate_batch(plan);

@@ -166,7 +166,7 @@ Work layer_work(const model::LayerShape& shape, const model::TrainingPlan& plan,
                 const cost::OperatorCostModel& cost) {
   Work w;
   add_steps(w, model::transformer_layer_forward(shape), plan, cluster, cost);
-  add_steps(w, model::transformer_layer_recompute(shape, plan.recompute), plan, cluster, cost);
+  add_steps(w, model::transformer_layer_recompute(shape, plan.recompute, plan.recompute_modules), plan, cluster, cost);
   add_steps(w, model::transformer_layer_backward(shape), plan, cluster, cost);
   return w;
 }

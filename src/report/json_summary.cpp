@@ -83,6 +83,10 @@ Json plan(const model::TrainingPlan& p, const analysis::PlanChoice& choice) {
   out["micro_batch"] = p.micro_batch;
   out["global_batch"] = p.global_batch;
   out["recompute"] = std::string(model::to_string(p.recompute));
+  Json modules = Json::array();
+  if (p.recompute == model::Recompute::selective)
+    for (const auto name : model::names_of(p.recompute_modules)) modules.push_back(std::string(name));
+  out["recompute_modules"] = modules;
   out["pipeline_schedule"] = std::string(model::to_string(p.pipeline_schedule));
   out["search"] = {{"objective", choice.objective},
                    {"considered", choice.considered},

@@ -279,6 +279,38 @@ training: {global_batch: 2, micro_batch: 1, parallelism: {tensor: 1, pipeline: 1
   CHECK(model::to_string(w.plan.recompute) == "selective-op");
 }
 
+TEST_CASE("training.recompute_modules lists Megatron-Core's modules for recompute: selective") {
+  const std::string base = R"(model: {layers: 2, hidden: 512, heads: 8, vocab: 1000, seq_len: 128,
+  moe: {experts: 4, top_k: 2, expert_ffn_hidden: 256}}
+training: {global_batch: 2, micro_batch: 1, parallelism: {tensor: 1, pipeline: 1, data: 2}, recompute: selective
+)";
+  // Without the key: Megatron-Core's default, the attention core.
+  CHECK(config::parse_workload({"w.yaml", base + "}\n"}).plan.recompute_modules == model::RecomputeModules{});
+  const auto w = config::parse_workload({"w.yaml", base + ", recompute_modules: [moe_act, layernorm]}\n"});
+  CHECK(model::names_of(w.plan.recompute_modules) == std::vector<std::string_view>{"moe_act", "layernorm"});
+  CHECK_FALSE(w.plan.recompute_modules.core_attn);
+  // An empty list recomputes nothing; --set gives a list too.
+  CHECK(config::parse_workload({"w.yaml", base + ", recompute_modules: []}\n"}).plan.recompute_modules ==
+        model::no_recompute_modules());
+  CHECK(config::parse_workload({"w.yaml", base + "}\n"}, {"training.recompute_modules=[mlp, core_attn]"})
+            .plan.recompute_modules == model::with_recompute_module(model::RecomputeModules{}, 4));
+  // Bad lists name the item and the fix.
+  const auto twice = test::workload_error(base + ", recompute_modules: [mlp, mlp]}\n");
+  CHECK(std::string(twice.what()).find("lists mlp twice") != std::string::npos);
+  CHECK(test::where(twice) == "w.yaml:4:28"); // the second mlp
+  const auto unknown = test::workload_error(base + ", recompute_modules: [moe]}\n");
+  CHECK(std::string(unknown.what()).find("training.recompute_modules[0] cannot be 'moe'") != std::string::npos);
+  const auto scalar = test::workload_error(base + ", recompute_modules: layernorm}\n");
+  CHECK(std::string(scalar.what()).find("must be a list") != std::string::npos);
+  const auto full = test::workload_error(
+      R"(model: {layers: 2, hidden: 512, heads: 8, vocab: 1000, seq_len: 128}
+training: {global_batch: 2, micro_batch: 1, parallelism: {tensor: 1, pipeline: 1, data: 2}, recompute: full,
+  recompute_modules: [layernorm]}
+)");
+  CHECK(std::string(full.what()).find("but training.recompute is full") != std::string::npos);
+  CHECK(test::where(full) == "w.yaml:3:22");
+}
+
 TEST_CASE("optional keys of the platform file are read") {
   const auto c = config::parse_platform({"p.yaml", test::small_platform},
                                         {"device.operator_model={gemm_efficiency: 0.6, memory_efficiency: 0.9, "

@@ -290,3 +290,20 @@ TEST_CASE("validate: model.mla needs positive latent and head dims, and is not s
   m.mla->v_head_dim = 0;
   CHECK(error_of(m, megatron_plan()).key_path() == "model.mla.v_head_dim");
 }
+
+TEST_CASE("validate: recompute_modules name only modules the model has") {
+  auto p = megatron_plan();
+  p.recompute = Recompute::selective;
+  p.recompute_modules = with_recompute_module(no_recompute_modules(), 3); // mla_up_proj
+  const auto mla = error_of(gpt3_175b(), p);
+  CHECK(mla.key_path() == "training.recompute_modules");
+  CHECK(contains(mla.what(), "no latent attention"));
+  p.recompute_modules = with_recompute_module(no_recompute_modules(), 1); // moe_act
+  CHECK(contains(error_of(gpt3_175b(), p).what(), "no experts"));
+  // layernorm and mlp apply to every model; other recompute modes ignore the list.
+  p.recompute_modules = with_recompute_module(with_recompute_module(no_recompute_modules(), 2), 4);
+  CHECK_NOTHROW(validate(gpt3_175b(), p));
+  p.recompute = Recompute::full;
+  p.recompute_modules = with_recompute_module(no_recompute_modules(), 1);
+  CHECK_NOTHROW(validate(gpt3_175b(), p));
+}

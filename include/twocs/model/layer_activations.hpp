@@ -28,7 +28,12 @@ struct ActivationUnits {
 
 /// A layer whose FFN is the model's mixture of experts when `moe_ffn` (model.moe needed), dense
 /// (ffn_hidden wide) otherwise: the first moe.dense_layers layers of a mixed model (DeepSeek-V3).
-[[nodiscard]] ActivationUnits layer_activation_units(const TransformerConfig& model, bool moe_ffn);
+/// `discarded`: the modules selective recomputation re-runs (training.recompute_modules), whose
+/// outputs Megatron-Core frees after the forward (output-discarding checkpoints for layernorm,
+/// moe_act and mla_up_proj; a checkpointed dense MLP keeps only its input), in FP8 too
+/// (set_save_original_input). The attention core's own term is the caller's.
+[[nodiscard]] ActivationUnits layer_activation_units(const TransformerConfig& model, bool moe_ffn,
+                                                     const RecomputeModules& discarded = no_recompute_modules());
 /// The model's layer: MoE with model.moe.
 [[nodiscard]] inline ActivationUnits layer_activation_units(const TransformerConfig& model) {
   return layer_activation_units(model, model.moe.has_value());

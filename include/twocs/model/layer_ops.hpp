@@ -49,9 +49,10 @@ struct LayerShape {
 /// One transformer layer, backward (input and weight gradients), in execution order.
 [[nodiscard]] StepSequence transformer_layer_backward(const LayerShape& shape);
 /// What activation recomputation re-runs before a layer's backward (Korthikanti et al. 2022):
-/// full = the whole forward; selective = the attention core (scores, softmax, dropout, context);
-/// none = nothing. Steps carry Pass::recompute.
-[[nodiscard]] StepSequence transformer_layer_recompute(const LayerShape& shape, Recompute mode);
+/// full = the whole forward; selective = `modules` (by default the attention core: scores,
+/// softmax, dropout, context); none = nothing. Steps carry Pass::recompute.
+[[nodiscard]] StepSequence transformer_layer_recompute(const LayerShape& shape, Recompute mode,
+                                                       const RecomputeModules& modules = {});
 
 /// Word and position embedding, forward (first pipeline stage).
 [[nodiscard]] StepSequence embedding_forward(const LayerShape& shape);

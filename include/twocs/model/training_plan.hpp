@@ -2,6 +2,7 @@
 // (the workload file's `training:`).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -16,6 +17,33 @@ enum class PipelineSchedule { gpipe, one_f_one_b, interleaved_one_f_one_b };
 /// selective: Korthikanti et al. 2022's attention-core recomputation; selective_op: torchtitan's
 /// per-operator policy (docs/memory-model.md, "Activations").
 enum class Recompute { none, selective, full, selective_op };
+
+/// What `recompute: selective` re-runs before a layer's backward: Megatron-Core's
+/// --recompute-modules (megatron/core/transformer/transformer_config.py, `recompute_modules`,
+/// default ["core_attn"]), as its Transformer Engine layer spec builds the layer
+/// (docs/memory-model.md, "Recomputed modules").
+struct RecomputeModules {
+  bool core_attn = true;    // the attention core (Korthikanti et al. 2022, section 4.2)
+  bool layernorm = false;   // the norms not fused into the next linear: MoE's pre-MLP norm, MLA's input norm
+  bool moe_act = false;     // the experts' activation (fc2's input)
+  bool mla_up_proj = false; // MLA's query and key/value up-projections and RoPE
+  bool mlp = false;         // the whole dense MLP, norm included (dense layers only)
+  friend bool operator==(const RecomputeModules&, const RecomputeModules&) = default;
+};
+
+/// Megatron-Core's names of the modules, in its order (the workload's `training.recompute_modules`).
+inline constexpr std::array<std::string_view, 5> recompute_module_names = {"core_attn", "moe_act", "layernorm",
+                                                                           "mla_up_proj", "mlp"};
+/// No module: the list `[]`.
+[[nodiscard]] constexpr RecomputeModules no_recompute_modules() {
+  RecomputeModules m;
+  m.core_attn = false;
+  return m;
+}
+/// `modules` with the one named recompute_module_names[index] added.
+[[nodiscard]] RecomputeModules with_recompute_module(RecomputeModules modules, std::size_t index);
+/// The names of the modules `modules` holds, in recompute_module_names's order.
+[[nodiscard]] std::vector<std::string_view> names_of(const RecomputeModules& modules);
 enum class OptimizerKind { adam, sgd };
 /// ZeRO stages (Rajbhandari et al. SC'20): optimizer = ZeRO-1 / Megatron distributed optimizer,
 /// gradients = ZeRO-2, full = ZeRO-3 / FSDP.
@@ -117,6 +145,7 @@ struct TrainingPlan {
   Parallelism parallelism;
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
+  RecomputeModules recompute_modules; // with recompute: selective
   AttentionKernel attention = AttentionKernel::unfused;
   /// Which of the platform's measured fused attention implementations runs (`training.
   /// attention_kernel`: "cudnn", "flash2", as the platform's rows name them); empty: the
