@@ -164,7 +164,11 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   // Unpermute: weighted sum of the k copies back into token order.
   steps.push_back(memory_bound("moe.unpermute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 2));
-  if (moe.shared_experts > 0) add_dense_ffn_forward(steps, shared_expert_shape(shape), pass);
+  add_shared_experts_forward(steps, shape, pass);
+}
+
+void add_shared_experts_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
+  if (shape.model.moe->shared_experts > 0) add_dense_ffn_forward(steps, shared_expert_shape(shape), pass);
 }
 
 void add_moe_backward(StepSequence& steps, const LayerShape& shape) {

@@ -14,6 +14,8 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape);
 /// The experts' activation between the grouped fc1 and fc2 (what Megatron-Core's `moe_act`
 /// recomputation re-runs: moe/experts.py, the activation checkpoint of TEGroupedMLP).
 [[nodiscard]] ComputeOp moe_activation_forward(const LayerShape& shape, Pass pass);
+/// The shared experts' MLP, every token once (none without shared experts).
+void add_shared_experts_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
 
 /// Tokens routed to one expert per micro-batch on the busiest expert-parallel rank:
 /// tokens x top_k / experts (the mean), times load_imbalance when ep > 1, capped by the

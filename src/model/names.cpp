@@ -74,7 +74,7 @@ namespace {
 
 /// The flags of `modules` in recompute_module_names's order.
 std::array<bool*, recompute_module_names.size()> module_flags(RecomputeModules& m) {
-  return {&m.core_attn, &m.moe_act, &m.layernorm, &m.mla_up_proj, &m.mlp};
+  return {&m.core_attn, &m.moe_act, &m.layernorm, &m.mla_up_proj, &m.mlp, &m.moe, &m.shared_experts};
 }
 
 } // namespace

@@ -148,7 +148,9 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
 /// section 4.2). Transformer Engine's layer spec fuses each norm into the linear after it
 /// (TELayerNormColumnParallelLinear), except MLA's input norm and a MoE layer's pre-MLP norm
 /// (gpt_layer_specs.py): those are what `layernorm` re-runs. `mlp` re-runs a dense layer's MLP
-/// with its fused norm, collectives included (tensor_parallel.checkpoint), and skips MoE layers.
+/// with its fused norm, collectives included (tensor_parallel.checkpoint), and skips MoE layers;
+/// `moe` re-runs a MoE layer whole, its token exchange included (moe_layer.py,
+/// moe_layer_recompute), which covers `moe_act` and `shared_experts`.
 void add_selective_recompute(StepSequence& steps, const LayerShape& shape, const RecomputeModules& modules) {
   const auto& m = shape.model;
   const LayerDims d = dims_of(shape);
@@ -158,8 +160,14 @@ void add_selective_recompute(StepSequence& steps, const LayerShape& shape, const
   if (modules.core_attn) add_attention_core_forward(steps, shape, d, Pass::recompute);
   if ((modules.layernorm && moe_layer) || (modules.mlp && !moe_layer))
     steps.push_back(detail::norm_forward(shape, d, "mlp.norm", Pass::recompute));
-  if (modules.moe_act && moe_layer) steps.push_back(detail::moe_activation_forward(shape, Pass::recompute));
-  if (modules.mlp && !moe_layer) detail::add_dense_ffn_forward(steps, shape, Pass::recompute);
+  if (!moe_layer) {
+    if (modules.mlp) detail::add_dense_ffn_forward(steps, shape, Pass::recompute);
+  } else if (modules.moe) {
+    detail::add_moe_forward(steps, shape, Pass::recompute);
+  } else {
+    if (modules.moe_act) steps.push_back(detail::moe_activation_forward(shape, Pass::recompute));
+    if (modules.shared_experts) detail::add_shared_experts_forward(steps, shape, Pass::recompute);
+  }
 }
 
 } // namespace

@@ -234,6 +234,13 @@ void validate_recompute_modules(const TransformerConfig& m, const TrainingPlan& 
   if (plan.recompute_modules.moe_act && !m.moe)
     throw InputError("training.recompute_modules lists moe_act, but the model has no experts (model.moe)",
                      "training.recompute_modules", "remove moe_act, or give the model a model.moe");
+  if (plan.recompute_modules.moe && !m.moe)
+    throw InputError("training.recompute_modules lists moe, but the model has no experts (model.moe)",
+                     "training.recompute_modules", "remove moe, or give the model a model.moe");
+  if (plan.recompute_modules.shared_experts && !(m.moe && m.moe->shared_experts > 0))
+    throw InputError(
+        "training.recompute_modules lists shared_experts, but the model has none (model.moe.shared_experts)",
+        "training.recompute_modules", "remove shared_experts");
   if (plan.recompute_modules.mla_up_proj && !m.mla)
     throw InputError("training.recompute_modules lists mla_up_proj, but the model has no latent attention (model.mla)",
                      "training.recompute_modules", "remove mla_up_proj, or give the model a model.mla");

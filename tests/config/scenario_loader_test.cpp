@@ -298,8 +298,8 @@ training: {global_batch: 2, micro_batch: 1, parallelism: {tensor: 1, pipeline: 1
   const auto twice = test::workload_error(base + ", recompute_modules: [mlp, mlp]}\n");
   CHECK(std::string(twice.what()).find("lists mlp twice") != std::string::npos);
   CHECK(test::where(twice) == "w.yaml:4:28"); // the second mlp
-  const auto unknown = test::workload_error(base + ", recompute_modules: [moe]}\n");
-  CHECK(std::string(unknown.what()).find("training.recompute_modules[0] cannot be 'moe'") != std::string::npos);
+  const auto unknown = test::workload_error(base + ", recompute_modules: [router]}\n");
+  CHECK(std::string(unknown.what()).find("training.recompute_modules[0] cannot be 'router'") != std::string::npos);
   const auto scalar = test::workload_error(base + ", recompute_modules: layernorm}\n");
   CHECK(std::string(scalar.what()).find("must be a list") != std::string::npos);
   const auto full = test::workload_error(

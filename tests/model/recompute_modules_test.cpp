@@ -123,6 +123,40 @@ TEST_CASE("MLA: mla_up_proj re-runs the query and key/value up-projections and R
   CHECK(kv_up->flops.value() == doctest::Approx(2 * s * 512 * 128 * 256));
 }
 
+TEST_CASE("moe re-runs the whole MoE layer with its token exchange, shared_experts only the shared MLP") {
+  const auto m = twocs::testing::deepseek_v3();
+  const auto shape = shape_of(m, 2, true);
+  const auto forward = transformer_layer_forward(shape);
+  const auto whole = transformer_layer_recompute(shape, Recompute::selective, modules({"moe", "moe_act"}));
+  CHECK(all_recompute(whole));
+  // Every forward step from the router to the shared experts, once (moe covers moe_act).
+  std::vector<std::string> moe_forward;
+  bool in_moe = false;
+  for (const auto& name : names(forward)) {
+    in_moe = in_moe || name == "moe.router";
+    if (in_moe && name != "mlp.residual") moe_forward.push_back(name);
+  }
+  CHECK(names(whole) == moe_forward);
+  bool dispatch = false;
+  for (const auto& step : whole)
+    if (const auto* c = std::get_if<CollectiveOp>(&step); c && c->group == CommGroup::expert) dispatch = true;
+  CHECK_FALSE(dispatch); // ep = 1 here: nothing to exchange
+  auto ep = shape;
+  ep.expert = 8;
+  for (const auto& step : transformer_layer_recompute(ep, Recompute::selective, modules({"moe"})))
+    if (const auto* c = std::get_if<CollectiveOp>(&step); c && c->group == CommGroup::expert) dispatch = true;
+  CHECK(dispatch);
+  // The shared expert (one of width 2048): fc1 gate and up, fc2, on the gathered s tokens, 2 s h 3 f / t.
+  const auto shared = transformer_layer_recompute(shape, Recompute::selective, modules({"shared_experts"}));
+  double gemm = 0;
+  for (const auto& step : shared)
+    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->gemm) gemm += op->flops.value();
+  CHECK(gemm == doctest::Approx(2.0 * 4096 * 7168 * 3 * 2048 / 2));
+  // A dense layer of the same model has neither.
+  CHECK(transformer_layer_recompute(shape.for_layer(0), Recompute::selective, modules({"moe", "shared_experts"}))
+            .empty());
+}
+
 TEST_CASE("discarded modules free their outputs: the norm output, fc2's input per copy, Q K V, the MLP") {
   const double e = 2;
   SUBCASE("Qwen3 MoE: layernorm and moe_act") {
@@ -135,6 +169,17 @@ TEST_CASE("discarded modules free their outputs: the norm output, fc2's input pe
     // FP8 saved fc2's input at one byte; it is not saved at all now (set_save_original_input).
     CHECK(kept.fp8_split - freed.fp8_split == doctest::Approx(copies * e * f / 2));
     CHECK(kept.fp8_replicated == doctest::Approx(freed.fp8_replicated));
+  }
+  SUBCASE("DeepSeek-V3 MoE: moe frees every routed copy and the shared expert, shared_experts the latter") {
+    const auto m = twocs::testing::deepseek_v3();
+    const double h = 7168, f = 2048 / h, copies = 8;
+    const double routed = copies * e * (1 + 2 * f + f), shared = e * (2 * f + f);
+    const auto kept = layer_activation_units(m, true);
+    const auto freed = layer_activation_units(m, true, modules({"moe", "moe_act"}));
+    CHECK(kept.split - freed.split == doctest::Approx(routed + shared));
+    CHECK(kept.replicated == doctest::Approx(freed.replicated)); // the checkpoint's input
+    CHECK(kept.fp8_split - freed.fp8_split == doctest::Approx(copies * e * (1 + f) / 2));
+    CHECK(kept.split - layer_activation_units(m, true, modules({"shared_experts"})).split == doctest::Approx(shared));
   }
   SUBCASE("Llama 3 70B dense: layernorm frees nothing, mlp all but its input") {
     const auto m = twocs::testing::llama3_70b();

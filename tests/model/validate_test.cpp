@@ -300,6 +300,12 @@ TEST_CASE("validate: recompute_modules name only modules the model has") {
   CHECK(contains(mla.what(), "no latent attention"));
   p.recompute_modules = with_recompute_module(no_recompute_modules(), 1); // moe_act
   CHECK(contains(error_of(gpt3_175b(), p).what(), "no experts"));
+  p.recompute_modules = with_recompute_module(no_recompute_modules(), 5); // moe
+  CHECK(contains(error_of(gpt3_175b(), p).what(), "lists moe, but the model has no experts"));
+  auto moe = gpt3_175b();
+  moe.moe = MoeConfig{.experts = 8, .top_k = 2, .expert_ffn_hidden = 4096};
+  p.recompute_modules = with_recompute_module(no_recompute_modules(), 6); // shared_experts
+  CHECK(contains(error_of(moe, p).what(), "lists shared_experts, but the model has none"));
   // layernorm and mlp apply to every model; other recompute modes ignore the list.
   p.recompute_modules = with_recompute_module(with_recompute_module(no_recompute_modules(), 2), 4);
   CHECK_NOTHROW(validate(gpt3_175b(), p));

@@ -23,17 +23,19 @@ enum class Recompute { none, selective, full, selective_op };
 /// default ["core_attn"]), as its Transformer Engine layer spec builds the layer
 /// (docs/memory-model.md, "Recomputed modules").
 struct RecomputeModules {
-  bool core_attn = true;    // the attention core (Korthikanti et al. 2022, section 4.2)
-  bool layernorm = false;   // the norms not fused into the next linear: MoE's pre-MLP norm, MLA's input norm
-  bool moe_act = false;     // the experts' activation (fc2's input)
-  bool mla_up_proj = false; // MLA's query and key/value up-projections and RoPE
-  bool mlp = false;         // the whole dense MLP, norm included (dense layers only)
+  bool core_attn = true;       // the attention core (Korthikanti et al. 2022, section 4.2)
+  bool layernorm = false;      // the norms not fused into the next linear: MoE's pre-MLP norm, MLA's input norm
+  bool moe_act = false;        // the experts' activation (fc2's input)
+  bool mla_up_proj = false;    // MLA's query and key/value up-projections and RoPE
+  bool mlp = false;            // the whole dense MLP, norm included (dense layers only)
+  bool moe = false;            // the whole MoE layer: router, dispatch, experts, combine, shared experts
+  bool shared_experts = false; // the shared experts' MLP
   friend bool operator==(const RecomputeModules&, const RecomputeModules&) = default;
 };
 
 /// Megatron-Core's names of the modules, in its order (the workload's `training.recompute_modules`).
-inline constexpr std::array<std::string_view, 5> recompute_module_names = {"core_attn", "moe_act", "layernorm",
-                                                                           "mla_up_proj", "mlp"};
+inline constexpr std::array<std::string_view, 7> recompute_module_names = {
+    "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"};
 /// No module: the list `[]`.
 [[nodiscard]] constexpr RecomputeModules no_recompute_modules() {
   RecomputeModules m;
