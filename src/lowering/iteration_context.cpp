@@ -73,7 +73,7 @@ const PreparedSequence& IterationContext::head_backward(const model::ModelChunk&
 }
 
 const PreparedSequence& IterationContext::mtp_input_backward(const model::ModelChunk& chunk) const {
-  const bool own_copy = !model.tied_embeddings && chunks.front().stage != chunk.stage;
+  const bool own_copy = model.mtp_keeps_embedding_copy(chunks.front().stage == chunk.stage);
   return own_copy ? ops.mtp_input_backward_own : ops.mtp_input_backward_shared;
 }
 

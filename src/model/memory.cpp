@@ -43,9 +43,7 @@ StageContents contents_of(std::int64_t stage, const std::vector<ModelChunk>& chu
   }
   c.parameters = c.layer_parameters;
   if (c.has_embedding) c.parameters += counts.embedding;
-  // Multi-token prediction embeds on the last stage: its own copy of an untied embedding there
-  // (a tied one is the output layer's copy below).
-  if (c.mtp_layers > 0 && !c.has_embedding && !model.tied_embeddings) c.parameters += counts.embedding;
+  if (c.mtp_layers > 0 && model.mtp_keeps_embedding_copy(c.has_embedding)) c.parameters += counts.embedding;
   if (c.has_output_head) {
     c.parameters += counts.final_norm;
     // A last stage without the embedding keeps its own copy of the tied word embedding.

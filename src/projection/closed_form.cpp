@@ -196,8 +196,9 @@ void add_mtp_depths(Work& micro, const model::TransformerConfig& model, const mo
   if (model.mtp_layers == 0) return;
   Work depth = layer_work(shape.for_layer(model.layers), plan, cluster, cost);
   add_steps(depth, model::mtp_input_forward(shape), plan, cluster, cost);
-  add_steps(depth, model::mtp_input_backward(shape, plan.parallelism.pipeline > 1 && !model.tied_embeddings), plan,
-            cluster, cost);
+  // The last stage holds the input embedding only without pipeline parallelism.
+  add_steps(depth, model::mtp_input_backward(shape, model.mtp_keeps_embedding_copy(plan.parallelism.pipeline == 1)),
+            plan, cluster, cost);
   add_steps(depth, model::mtp_head_forward(shape), plan, cluster, cost);
   add_steps(depth, model::mtp_head_backward(shape), plan, cluster, cost);
   micro += depth.times(static_cast<double>(model.mtp_layers));

@@ -92,6 +92,13 @@ struct TransformerConfig {
   [[nodiscard]] std::int64_t qkv_width() const { return attention_width() + 2 * kv_heads * head_dim(); }
   /// True when layer `index` (0-based over the whole model) has a mixture-of-experts FFN.
   [[nodiscard]] bool is_moe_layer(std::int64_t index) const { return moe && index >= moe->dense_layers; }
+  /// Multi-token prediction embeds its shifted tokens on the last stage: a stage that runs it
+  /// without holding the input embedding keeps its own copy of an untied one (Megatron-Core
+  /// MultiTokenPredictionBlock), whose gradient is final there and all-reduced with the first
+  /// stage's (finalize_model_grads.py); a tied embedding's copy is the output layer's weight.
+  [[nodiscard]] bool mtp_keeps_embedding_copy(bool stage_has_embedding) const {
+    return mtp_layers > 0 && !tied_embeddings && !stage_has_embedding;
+  }
 };
 
 } // namespace twocs::model
