@@ -226,16 +226,9 @@ model::HostPlan read_host(const Field& field) {
   return plan;
 }
 
-/// Megatron-Core's --recompute-modules, only with recompute: selective (its modules choose what
-/// selective recomputation re-runs).
-model::RecomputeModules read_recompute_modules(const Field& field, model::Recompute recompute) {
-  if (recompute != model::Recompute::selective)
-    fail_at(
-        field.where(), field.path,
-        fmt::format("training.recompute_modules chooses what selective recomputation re-runs, but training.recompute "
-                    "is {}",
-                    model::to_string(recompute)),
-        "set training.recompute: selective, or remove training.recompute_modules");
+/// Megatron-Core's --recompute-modules: what recompute: selective re-runs. Like Megatron-Core,
+/// other recompute modes ignore the list, so that a sweep over training.recompute can keep it.
+model::RecomputeModules read_recompute_modules(const Field& field) {
   model::RecomputeModules modules = model::no_recompute_modules();
   for (const Field& item : read_list(field)) {
     const std::size_t index = read_choice(item, model::recompute_module_names);
@@ -263,8 +256,7 @@ TrainingPlan read_training(const Field& field, PlanSearchRequest& search) {
   else if (plan.parallelism.virtual_stages > 1)
     plan.pipeline_schedule = model::PipelineSchedule::interleaved_one_f_one_b;
   if (const auto f = t.optional("recompute")) plan.recompute = read_enum(*f, recompute_names, recompute_values);
-  if (const auto f = t.optional("recompute_modules"))
-    plan.recompute_modules = read_recompute_modules(*f, plan.recompute);
+  if (const auto f = t.optional("recompute_modules")) plan.recompute_modules = read_recompute_modules(*f);
   if (const auto f = t.optional("attention")) plan.attention = read_enum(*f, attention_names, attention_values);
   if (const auto f = t.optional("attention_kernel")) plan.attention_kernel = read_text(*f);
   if (const auto f = t.optional("kernels")) plan.kernels = read_enum(*f, kernels_names, kernels_values);

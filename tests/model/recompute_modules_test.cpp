@@ -68,6 +68,10 @@ TEST_CASE("the default module list is Megatron-Core's [core_attn], and names com
   const auto shape = shape_of(twocs::testing::llama3_70b(), 1, false);
   CHECK(names(transformer_layer_recompute(shape, Recompute::selective)) ==
         names(transformer_layer_recompute(shape, Recompute::selective, defaults)));
+  // Only selective reads the list.
+  CHECK(names(transformer_layer_recompute(shape, Recompute::full, modules({"mlp"}))) ==
+        names(transformer_layer_recompute(shape, Recompute::full)));
+  CHECK(transformer_layer_recompute(shape, Recompute::none, modules({"mlp"})).empty());
 }
 
 TEST_CASE("MoE layer: layernorm re-runs the pre-MLP norm and moe_act the experts' activation, nothing else") {
