@@ -114,7 +114,19 @@ struct Model {
   std::string moe;
   std::string mla;             // the flow mapping, empty without latent attention
   std::int64_t mtp_layers = 0; // num_nextn_predict_layers
+  std::int64_t sliding_window = 0;
 };
+
+/// Mistral's sliding window in every layer (sliding_window: 4096 in Mistral 7B v0.1, null from
+/// v0.2 and in Mixtral). Qwen2/Qwen3 window only the layers from max_window_layers on, and only
+/// with use_sliding_window, which their released configs leave false: refused when set.
+void read_sliding_window(const Reader& r, const std::string& type, Model& m) {
+  if (type == "mistral" || type == "mixtral") m.sliding_window = r.optional("sliding_window").value_or(0);
+  if ((type == "qwen2" || type == "qwen3" || type == "qwen3_moe") && r.flag("use_sliding_window", false))
+    r.fail("use_sliding_window",
+           "field 'use_sliding_window' is true: a window on only some layers (max_window_layers) is not modelled",
+           "set it false, as the released Qwen configs do, or write model.sliding_window by hand for every layer");
+}
 
 Model llama_like(const Reader& r) {
   Model m;
@@ -255,6 +267,7 @@ std::string import_hf_config(const std::string& json_text, const std::string& so
                            : fmt::format("field 'model_type' must be a string, got {}", type->dump()),
            "give a Hugging Face config.json (it names its model_type, e.g. \"llama\")");
   Model m = read_model(r, type->get<std::string>());
+  read_sliding_window(r, type->get<std::string>(), m);
   m.dropout = r.any_dropout(type->get<std::string>() == "gpt2");
   std::string out =
       fmt::format("# Imported from {} (Hugging Face config.json, model_type {}) by twocs import hf.\n"
@@ -268,6 +281,7 @@ std::string import_hf_config(const std::string& json_text, const std::string& so
   if (!m.moe.empty()) out += fmt::format("  moe: {}\n", m.moe);
   if (!m.mla.empty()) out += fmt::format("  mla: {}\n", m.mla);
   if (m.mtp_layers > 0) out += fmt::format("  mtp_layers: {}\n", m.mtp_layers);
+  if (m.sliding_window > 0) out += fmt::format("  sliding_window: {}\n", m.sliding_window);
   out += "training:\n  global_batch: 1\n  micro_batch: 1\n  dtype: bf16\n  attention: fused\n"
          "  parallelism: {tensor: 1, pipeline: 1, data: 1}\n";
   return out;

@@ -86,7 +86,8 @@ AttentionShape flash_geometry(const LayerShape& shape, const LayerDims& d) {
           m.seq_len,
           m.qk_head_dim(),
           m.attention_mask == AttentionMask::causal,
-          m.mla ? m.v_head_dim() : 0};
+          m.mla ? m.v_head_dim() : 0,
+          m.sliding_window};
 }
 
 ComputeOp flash_forward(std::string name, const LayerShape& shape, const AttentionShape& a, Pass pass) {

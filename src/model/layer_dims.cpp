@@ -29,11 +29,14 @@ LayerDims dims_of(const LayerShape& shape) {
   d.rope_elements = as_double(d.tokens) * as_double(d.local_heads + kv_local) * as_double(m.head_dim());
   // MLA rotates each head's rope part of Q and one key rope part shared by the heads (DeepSeek-V2, Eq. 14-15).
   if (m.mla) d.rope_elements = as_double(d.tokens) * as_double(d.local_heads + 1) * as_double(m.mla->qk_rope_head_dim);
-  const bool causal = m.attention_mask == AttentionMask::causal;
-  d.masked_share = causal ? 0.5 : 0.0;
   // A causal FlashAttention-2 kernel skips the key blocks above the diagonal: s / 2 keys per
-  // query on average (Dao 2023, section 3.1.1).
-  d.attended_keys = causal ? m.seq_len / 2 : m.seq_len;
+  // query on average (Dao 2023, section 3.1.1), and with a sliding window those before it too
+  // (FlashAttention-2's window_size; AttentionShape::attended). The unfused path computes all
+  // s x s scores and masks the rest: that share is no model work.
+  const AttentionShape whole{1, m.seq_len,       m.seq_len, 1, m.attention_mask == AttentionMask::causal,
+                             0, m.sliding_window};
+  d.attended_keys = whole.attended();
+  d.masked_share = 1.0 - as_double(d.attended_keys) / as_double(m.seq_len);
   return d;
 }
 

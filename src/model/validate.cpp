@@ -217,6 +217,9 @@ void validate_not_yet_simulated(const TransformerConfig& m, const Parallelism& p
   if (m.mla && par.context > 1)
     throw InputError("model.mla with context parallelism is not simulated yet", "training.parallelism.context",
                      "set context: 1");
+  if (m.sliding_window > 0 && m.sliding_window < m.seq_len && par.context > 1)
+    throw InputError("model.sliding_window with context parallelism is not simulated yet",
+                     "training.parallelism.context", "set context: 1");
   if (m.moe && m.moe->experts % par.expert != 0)
     throw InputError(fmt::format("model.moe.experts ({}) must be divisible by training.parallelism.expert ({})",
                                  m.moe->experts, par.expert),
@@ -261,6 +264,12 @@ void validate(const TransformerConfig& m) {
   require_at_most(m.ffn_hidden, std::int64_t{1} << 20, "model.ffn_hidden");
   require_at_most(m.vocab, std::int64_t{1} << 24, "model.vocab");
   require_at_most(m.seq_len, std::int64_t{1} << 22, "model.seq_len");
+  if (m.sliding_window < 0)
+    throw InputError(fmt::format("model.sliding_window must be positive, got {}", m.sliding_window),
+                     "model.sliding_window", "give the window in tokens (Mistral 7B: 4096), or remove the key");
+  if (m.sliding_window > 0 && m.attention_mask != AttentionMask::causal)
+    throw InputError("model.sliding_window is a causal window, but model.attention_mask is full",
+                     "model.sliding_window", "set attention_mask: causal, or remove sliding_window");
   if (m.mla) {
     require_positive(m.mla->kv_lora_rank, "model.mla.kv_lora_rank");
     require_positive(m.mla->qk_nope_head_dim, "model.mla.qk_nope_head_dim");

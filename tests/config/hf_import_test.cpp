@@ -54,6 +54,22 @@ TEST_CASE("Qwen3-MoE and Mixtral configs map their experts, Qwen3 keeps its head
   CHECK(x.model.moe->expert_ffn_hidden == 16384);
 }
 
+TEST_CASE("Mistral's sliding window carries over, null means none, Qwen's partial window is refused") {
+  const std::string mistral = R"({"model_type": "mistral", "num_hidden_layers": 32, "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
+    "max_position_embeddings": 32768, "sliding_window": )";
+  CHECK(import(mistral + "4096}").model.sliding_window == 4096); // Mistral 7B v0.1
+  CHECK(import(mistral + "null}").model.sliding_window == 0);    // v0.3
+  const auto qwen = test::input_error_of([] {
+    (void)config::import_hf_config(R"({"model_type": "qwen2", "num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128,
+      "use_sliding_window": true, "sliding_window": 64, "max_window_layers": 1})",
+                                   "config.json");
+  });
+  CHECK(std::string(qwen.problem()).find("'use_sliding_window' is true") != std::string::npos);
+  CHECK(qwen.key_path() == "use_sliding_window");
+}
+
 TEST_CASE("GPT-2 keeps LayerNorm, learned positions, GeLU and tied embeddings") {
   const auto g = import(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12,
     "vocab_size": 50257, "n_positions": 1024})");

@@ -291,6 +291,19 @@ TEST_CASE("validate: model.mla needs positive latent and head dims, and is not s
   CHECK(error_of(m, megatron_plan()).key_path() == "model.mla.v_head_dim");
 }
 
+TEST_CASE("validate: a sliding window is causal and not yet under context parallelism") {
+  auto m = gpt3_175b();
+  m.sliding_window = 1024;
+  CHECK_NOTHROW(validate(m, megatron_plan()));
+  m.attention_mask = AttentionMask::full;
+  CHECK(error_of(m, megatron_plan()).key_path() == "model.sliding_window");
+  m.attention_mask = AttentionMask::causal;
+  auto p = megatron_plan();
+  p.parallelism.context = 2;
+  p.parallelism.data = 8;
+  CHECK(contains(error_of(m, p).what(), "model.sliding_window with context parallelism"));
+}
+
 TEST_CASE("validate: recompute_modules name only modules the model has") {
   auto p = megatron_plan();
   p.recompute = Recompute::selective;

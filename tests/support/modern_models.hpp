@@ -60,4 +60,23 @@ inline model::TransformerConfig deepseek_v3() {
   return m;
 }
 
+/// Mistral 7B (Jiang et al. 2023, Table 1): 32 layers, h 4096, 32 heads, 8 KV heads, FFN 14336,
+/// vocabulary 32000, a sliding window of `window` tokens (4096 published), sequence `seq`.
+inline model::TransformerConfig mistral_7b(std::int64_t seq, std::int64_t window) {
+  return {.name = "mistral-7b",
+          .layers = 32,
+          .hidden = 4096,
+          .heads = 32,
+          .kv_heads = 8,
+          .ffn_hidden = 14336,
+          .ffn_kind = model::FfnKind::swiglu,
+          .vocab = 32000,
+          .seq_len = seq,
+          .norm = model::NormKind::rmsnorm,
+          .position = model::PositionKind::rope,
+          .sliding_window = window,
+          .tied_embeddings = false,
+          .dropout = false};
+}
+
 } // namespace twocs::testing

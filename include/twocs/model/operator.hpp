@@ -77,9 +77,15 @@ struct AttentionShape {
   std::int64_t head_dim = 0; // of queries and keys (MLA: nope + rope)
   bool causal = false;
   std::int64_t v_head_dim = 0; // of values and the output when it differs (MLA); 0: head_dim
+  std::int64_t window = 0;     // causal sliding window, keys per query at most; 0: none
 
-  /// Keys each query visits on average.
-  [[nodiscard]] std::int64_t attended() const { return causal ? keys / 2 : keys; }
+  /// Keys each query visits on average: s / 2 causal; with a window W < s, min(i + 1, W) for
+  /// query i, W (2 s - W) / (2 s) on average (the W^2 / 2 triangle, then W per query).
+  [[nodiscard]] std::int64_t attended() const {
+    if (!causal) return keys;
+    if (window > 0 && window < keys) return window * (2 * keys - window) / (2 * keys);
+    return keys / 2;
+  }
   [[nodiscard]] std::int64_t v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
   friend bool operator==(const AttentionShape&, const AttentionShape&) = default;
 };

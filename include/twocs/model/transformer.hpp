@@ -65,6 +65,10 @@ struct TransformerConfig {
   NormKind norm = NormKind::layernorm;
   PositionKind position = PositionKind::learned;
   AttentionMask attention_mask = AttentionMask::causal;
+  /// Sliding-window attention in every layer: each query attends itself and the W - 1 keys
+  /// before it (Child et al. 2019's local attention; Mistral 7B, Jiang et al. 2023, section 2:
+  /// W = 4096). 0: the whole causal prefix.
+  std::int64_t sliding_window = 0;
   bool tied_embeddings = true; // the output layer reuses the word embedding (GPT-3, Megatron-LM)
   /// Dropout after attention and after the MLP keeps a one-byte mask per element for backward
   /// (Megatron-LM's default 0.1, GPT-3, BLOOM's Megatron-DeepSpeed); Llama, Qwen and Mixtral

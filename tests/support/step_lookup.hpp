@@ -1,0 +1,26 @@
+// Finding a layer's kernels by name, for tests of the model layer's step sequences.
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include <twocs/model/layer_ops.hpp>
+
+namespace twocs::testing {
+
+/// The first compute step named `name`, or nullptr.
+inline const model::ComputeOp* find_step(const model::StepSequence& steps, const std::string& name) {
+  for (const auto& step : steps)
+    if (const auto* op = std::get_if<model::ComputeOp>(&step); op && op->name == name) return op;
+  return nullptr;
+}
+
+/// One device's layer of `m`: micro-batch 1, no tensor parallelism, attention run as `attention`.
+inline model::LayerShape single_device_layer(const model::TransformerConfig& m, model::AttentionKernel attention) {
+  model::LayerShape shape;
+  shape.model = m;
+  shape.attention = attention;
+  return shape;
+}
+
+} // namespace twocs::testing
