@@ -69,6 +69,13 @@ struct Reader {
     error.set_location(location_at(text, field_offset(text, key), source));
     throw error;
   }
+  /// A whole number that may be 0 (shared experts, dense first layers, MTP depths: Kimi K2 has
+  /// num_nextn_predict_layers 0); absent or null is 0.
+  [[nodiscard]] std::int64_t count_or_zero(const char* key) const {
+    const auto it = j.find(key);
+    if (it != j.end() && it->is_number_integer() && it->get<std::int64_t>() == 0) return 0;
+    return optional(key).value_or(0);
+  }
   [[nodiscard]] std::optional<std::int64_t> optional(const char* key) const {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return std::nullopt;
@@ -146,11 +153,10 @@ Model llama_like(const Reader& r) {
   return m;
 }
 
-/// DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3): multi-head latent attention, the first
-/// first_k_dense_replace layers dense, then routed experts with shared ones.
-Model deepseek_like(const Reader& r) {
-  Model m = llama_like(r);
-  m.head_dim = 0; // MLA's head dims are its own keys
+/// DeepSeek's MoE fields (DeepSeek-V2/V3, and the models that reuse them: Kimi K2, GLM-4.5):
+/// the first first_k_dense_replace layers dense, then routed experts with shared ones, and the
+/// multi-token-prediction depths (num_nextn_predict_layers; Megatron-Core --mtp-num-layers).
+void read_deepseek_moe(const Reader& r, Model& m) {
   if (const auto freq = r.optional("moe_layer_freq"); freq && *freq != 1)
     r.fail("moe_layer_freq", fmt::format("field 'moe_layer_freq' is {}: MoE every few layers is not modelled", *freq),
            "twocs models dense first layers then every layer MoE (moe_layer_freq 1)");
@@ -162,10 +168,19 @@ Model deepseek_like(const Reader& r) {
            "each token is routed to at most every expert: check both fields");
   // Read in the file's order of concern, one field at a time (argument order is unspecified).
   const std::int64_t expert_ffn = r.required("moe_intermediate_size");
-  const std::int64_t shared = r.optional("n_shared_experts").value_or(0);
-  const std::int64_t dense = r.optional("first_k_dense_replace").value_or(0);
+  const std::int64_t shared = r.count_or_zero("n_shared_experts");
+  const std::int64_t dense = r.count_or_zero("first_k_dense_replace");
   m.moe = fmt::format("{{experts: {}, top_k: {}, expert_ffn_hidden: {}, shared_experts: {}, dense_layers: {}}}",
                       experts, top_k, expert_ffn, shared, dense);
+  m.mtp_layers = r.count_or_zero("num_nextn_predict_layers");
+}
+
+/// DeepSeek-V2/V3 and Kimi K2 (DeepseekV3ForCausalLM): DeepSeek's MoE with multi-head latent
+/// attention, whose head dims are its own keys.
+Model deepseek_like(const Reader& r) {
+  Model m = llama_like(r);
+  m.head_dim = 0;
+  read_deepseek_moe(r, m);
   const std::int64_t q_lora = r.optional("q_lora_rank").value_or(0);
   const std::int64_t kv_lora = r.required("kv_lora_rank");
   const std::int64_t nope = r.required("qk_nope_head_dim");
@@ -174,13 +189,16 @@ Model deepseek_like(const Reader& r) {
   m.mla = fmt::format("{{q_lora_rank: {}, kv_lora_rank: {}, qk_nope_head_dim: {}, qk_rope_head_dim: {}, "
                       "v_head_dim: {}}}",
                       q_lora, kv_lora, nope, rope, v);
-  // DeepSeek-V3's multi-token-prediction depths (Megatron-Core --mtp-num-layers).
-  m.mtp_layers = r.optional("num_nextn_predict_layers").value_or(0);
   return m;
 }
 
 Model read_model(const Reader& r, const std::string& type) {
-  if (type == "deepseek_v3") return deepseek_like(r);
+  if (type == "deepseek_v3" || type == "deepseek_v2" || type == "kimi_k2") return deepseek_like(r);
+  if (type == "glm4_moe") { // GLM-4.5: grouped-query attention (head_dim 128) with DeepSeek's MoE fields
+    Model m = llama_like(r);
+    read_deepseek_moe(r, m);
+    return m;
+  }
   if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3") return llama_like(r);
   if (type == "mixtral" || type == "qwen3_moe") {
     Model m = llama_like(r);
@@ -222,7 +240,8 @@ Model read_model(const Reader& r, const std::string& type) {
     return m;
   }
   r.fail("model_type", fmt::format("field 'model_type' is '{}', which twocs cannot map", type),
-         "supported: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gpt2, gpt_neox");
+         "supported: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, "
+         "gpt2, gpt_neox");
 }
 
 /// The config.json's top-level object; an empty text, a syntax error or another JSON value is an

@@ -110,6 +110,34 @@ TEST_CASE("DeepSeek-V3 maps its latent attention, dense first layers and shared 
   CHECK(w.model.mtp_layers == 1); // num_nextn_predict_layers
 }
 
+TEST_CASE("GLM-4.5 keeps grouped-query attention with DeepSeek's MoE fields, Kimi K2 maps as DeepSeek-V3") {
+  // zai-org/GLM-4.5 config.json (the fields twocs reads).
+  const auto glm = import(R"({"model_type": "glm4_moe", "num_hidden_layers": 92, "hidden_size": 5120,
+    "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288,
+    "moe_intermediate_size": 1536, "n_routed_experts": 160, "n_shared_experts": 1, "num_experts_per_tok": 8,
+    "first_k_dense_replace": 3, "num_nextn_predict_layers": 1, "vocab_size": 151552,
+    "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_dropout": 0.0})");
+  CHECK(glm.model.kv_heads == 8);
+  CHECK(glm.model.head_dim() == 128); // 96 heads of 128 against h 5120
+  CHECK_FALSE(glm.model.mla.has_value());
+  REQUIRE(glm.model.moe.has_value());
+  CHECK(glm.model.moe->experts == 160);
+  CHECK(glm.model.moe->shared_experts == 1);
+  CHECK(glm.model.moe->dense_layers == 3);
+  CHECK(glm.model.mtp_layers == 1);
+  // moonshotai/Kimi-K2-Instruct: DeepSeek-V3's architecture with 384 experts, 64 heads, one dense layer.
+  const auto kimi = import(R"({"model_type": "kimi_k2", "num_hidden_layers": 61, "hidden_size": 7168,
+    "num_attention_heads": 64, "num_key_value_heads": 64, "intermediate_size": 18432,
+    "moe_intermediate_size": 2048, "n_routed_experts": 384, "n_shared_experts": 1, "num_experts_per_tok": 8,
+    "first_k_dense_replace": 1, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 163840,
+    "max_position_embeddings": 131072, "num_nextn_predict_layers": 0, "tie_word_embeddings": false})");
+  REQUIRE(kimi.model.mla.has_value());
+  CHECK(kimi.model.moe->experts == 384);
+  CHECK(kimi.model.moe->dense_layers == 1);
+  CHECK(kimi.model.mtp_layers == 0);
+}
+
 TEST_CASE("what cannot be mapped is named: MoE every other layer, unknown types, missing fields") {
   const auto import_error = [](const std::string& json) {
     return test::input_error_of([&] { (void)config::import_hf_config(json, "config.json"); });
