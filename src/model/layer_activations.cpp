@@ -48,13 +48,14 @@ void add_moe_units(ActivationUnits& u, const TransformerConfig& m, const Recompu
   const double expert_ffn = as_double(m.moe->expert_ffn_hidden);
   const double routed = copies * e + ffn_units(m, expert_ffn, copies);
   const double shared = m.moe->shared_experts > 0 ? ffn_units(m, as_double(m.moe->shared_experts) * expert_ffn, 1) : 0;
+  const double routed_fp8 = copies * (e + e * expert_ffn / h) / 2; // fc1 and fc2 inputs per copy, halved
   u.split += routed + shared;
   u.fp8_replicated += e / 2;
-  u.fp8_split += copies * (e + e * expert_ffn / h) / 2;
+  u.fp8_split += routed_fp8;
   if (discarded.layernorm) u.replicated -= e; // the pre-MLP norm's output, the router's input
   if (discarded.moe) {                        // the layer's checkpoint keeps its input (the norm's output) only
     u.split -= routed + shared;
-    u.fp8_split -= copies * (e + e * expert_ffn / h) / 2;
+    u.fp8_split -= routed_fp8;
     return;
   }
   if (discarded.moe_act) { // fc2's input per routed copy
@@ -66,15 +67,16 @@ void add_moe_units(ActivationUnits& u, const TransformerConfig& m, const Recompu
 
 /// A dense FFN ffn_hidden wide.
 void add_dense_ffn_units(ActivationUnits& u, const TransformerConfig& m, const RecomputeModules& discarded) {
-  const double f = as_double(m.ffn_hidden) / as_double(m.hidden);
-  u.split += ffn_units(m, as_double(m.ffn_hidden), 1);
+  const double ffn = ffn_units(m, as_double(m.ffn_hidden), 1);
+  const double fc2_fp8 = e * as_double(m.ffn_hidden) / as_double(m.hidden) / 2; // fc2's input, halved
+  u.split += ffn;
   u.fp8_replicated += e;
-  u.fp8_split += e * f / 2;
+  u.fp8_split += fc2_fp8;
   if (discarded.mlp) { // the checkpoint keeps the MLP's input (the norm's input) only
     u.replicated -= e;
-    u.split -= ffn_units(m, as_double(m.ffn_hidden), 1);
+    u.split -= ffn;
     u.fp8_replicated -= e / 2;
-    u.fp8_split -= e * f / 2;
+    u.fp8_split -= fc2_fp8;
   }
 }
 
