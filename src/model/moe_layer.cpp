@@ -10,10 +10,15 @@
 // experts' ranks in an all-to-all over the expert-parallel group (dispatch) and come back in a
 // second one (combine), each a buffer of T k h elements per rank (token_dispatcher.py,
 // MoEAlltoAllTokenDispatcher); backward runs both again in reverse.
+// Overlaps (training.overlap): shared_experts runs the shared experts' halves while the
+// exchanges are in flight (--moe-shared-expert-overlap); expert_wgrad delays the experts' weight
+// gradients until the dispatch's backward is in flight (--overlap-dispatch-backward-with-experts-wgrad).
 #include "moe_layer.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <variant>
 
 #include <twocs/units/numeric.hpp>
 
@@ -75,12 +80,13 @@ ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
 /// The dispatch or combine all-to-all of the routed tokens over the expert-parallel group: T k h
 /// elements, one copy per routed expert (all-to-all dispatcher), or each token once per rank
 /// and node that holds one of its experts (DeepEP; TokenRouting).
-void add_all_to_all(StepSequence& steps, const LayerShape& shape, const MoeDims& d, const char* name, Pass pass) {
+void add_all_to_all(StepSequence& steps, const LayerShape& shape, const MoeDims& d, const char* name, Pass pass,
+                    int overlapped_ops) {
   if (shape.expert <= 1) return;
   // The busiest rank receives its experts' skewed load (MoeDims::skew): every rank is costed as
   // that one, as the expert GEMMs are, and the collective ends when it has its tokens.
   CollectiveOp op = collective(name, Collective::all_to_all, CommGroup::expert, pass,
-                               size_of(d.routed * d.skew * as_double(shape.model.hidden), shape.dtype));
+                               size_of(d.routed * d.skew * as_double(shape.model.hidden), shape.dtype), overlapped_ops);
   if (shape.expert_dispatcher == ExpertDispatcher::deepep)
     op.routing = TokenRouting{size_of(as_double(d.tokens) * as_double(shape.model.hidden), shape.dtype),
                               shape.model.moe->experts, shape.model.moe->top_k, d.skew};
@@ -92,6 +98,72 @@ LayerShape shared_expert_shape(const LayerShape& shape) {
   s.moe_ffn = false;
   s.model.ffn_hidden = shape.model.moe->shared_experts * shape.model.moe->expert_ffn_hidden;
   return s;
+}
+
+/// Compute kernels in `steps`: how many a collective issued before them lets run before its
+/// result is needed (CollectiveOp::overlapped_ops).
+int compute_ops(const StepSequence& steps, std::size_t from = 0) {
+  return static_cast<int>(std::count_if(steps.begin() + static_cast<std::ptrdiff_t>(from), steps.end(),
+                                        [](const Step& s) { return std::holds_alternative<ComputeOp>(s); }));
+}
+
+void append(StepSequence& steps, const StepSequence& more) { steps.insert(steps.end(), more.begin(), more.end()); }
+
+/// The shared experts' kernels that Megatron-Core's --moe-shared-expert-overlap runs on their own
+/// stream while the token exchanges are in flight (shared_experts.py, SharedExpertMLP; the
+/// dispatchers in token_dispatcher.py): forward, fc1 and the activation under the dispatch and
+/// fc2 under the combine; backward, fc2's gradients under the combine's and the activation's
+/// and fc1's under the dispatch's. Empty without the overlap or without shared experts.
+struct SharedExpertHalves {
+  StepSequence under_dispatch;
+  StepSequence under_combine;
+  /// The sequence-parallel all-gather that opens them, issued on the shared stream before the
+  /// MoE layer's own kernels: forward, fc1's input (pre_forward_comm, in dispatch_preprocess
+  /// before the permutation); backward, fc2's output gradient (the reduce-scatter's backward,
+  /// first by its sequence number).
+  std::optional<CollectiveOp> gather;
+};
+
+/// Moves a leading collective of `half` (the all-gather under sequence parallelism) to `gather`.
+void take_gather(StepSequence& half, std::optional<CollectiveOp>& gather) {
+  if (half.empty() || !std::holds_alternative<CollectiveOp>(half.front())) return;
+  gather = std::get<CollectiveOp>(half.front());
+  half.erase(half.begin());
+}
+
+/// Issues the halves' all-gather; returns where, for release_gather.
+std::optional<std::size_t> issue_gather(StepSequence& steps, const SharedExpertHalves& halves) {
+  if (!halves.gather) return std::nullopt;
+  steps.push_back(*halves.gather);
+  return steps.size() - 1;
+}
+
+/// Lets the kernels issued since the all-gather run before its result is needed.
+void release_gather(StepSequence& steps, std::optional<std::size_t> at) {
+  if (at) std::get<CollectiveOp>(steps[*at]).overlapped_ops = compute_ops(steps, *at + 1);
+}
+
+SharedExpertHalves shared_experts_forward(const LayerShape& shape, Pass pass) {
+  SharedExpertHalves halves;
+  if (!shape.shared_expert_overlap || shape.model.moe->shared_experts == 0) return halves;
+  const LayerShape shared = shared_expert_shape(shape);
+  add_dense_ffn_fc1_forward(halves.under_dispatch, shared, pass);
+  add_dense_ffn_fc2_forward(halves.under_combine, shared, pass);
+  take_gather(halves.under_dispatch, halves.gather);
+  // Its reduce-scatter (or all-reduce) runs on the shared stream too: the unpermutation does not
+  // wait for it, only the sum of the two outputs (post_forward_comm, then get_output).
+  if (auto* leave = std::get_if<CollectiveOp>(&halves.under_combine.back())) leave->overlapped_ops = 1;
+  return halves;
+}
+
+SharedExpertHalves shared_experts_backward(const LayerShape& shape) {
+  SharedExpertHalves halves;
+  if (!shape.shared_expert_overlap || shape.model.moe->shared_experts == 0) return halves;
+  const LayerShape shared = shared_expert_shape(shape);
+  add_dense_ffn_fc1_backward(halves.under_dispatch, shared);
+  add_dense_ffn_fc2_backward(halves.under_combine, shared);
+  take_gather(halves.under_combine, halves.gather);
+  return halves;
 }
 
 /// The all-to-all dispatcher's metadata exchange before the dispatch (token_dispatcher.py,
@@ -114,6 +186,12 @@ void add_dispatch_metadata(StepSequence& steps, const LayerShape& shape, Pass pa
   steps.push_back(memory_bound("moe.dispatch.host_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0));
 }
 
+ComputeOp experts_activation_forward(const LayerShape& shape, const MoeDims& d, Pass pass) {
+  const auto& m = shape.model;
+  const double act = as_double(d.expert_rows) * as_double(m.moe->expert_ffn_hidden) * as_double(d.local_experts);
+  return ffn_activation_forward("moe.experts", m.ffn_kind, shape.kernels, pass, shape.dtype, act);
+}
+
 } // namespace
 
 std::int64_t moe_tokens(const LayerShape& shape) {
@@ -134,10 +212,7 @@ double busiest_expert_tokens(const LayerShape& shape) {
 }
 
 ComputeOp moe_activation_forward(const LayerShape& shape, Pass pass) {
-  const auto& m = shape.model;
-  const MoeDims d = moe_dims(shape);
-  const double act = as_double(d.expert_rows) * as_double(m.moe->expert_ffn_hidden) * as_double(d.local_experts);
-  return ffn_activation_forward("moe.experts", m.ffn_kind, shape.kernels, pass, shape.dtype, act);
+  return experts_activation_forward(shape, moe_dims(shape), pass);
 }
 
 void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
@@ -145,26 +220,31 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const auto& moe = *m.moe;
   const MoeDims d = moe_dims(shape);
   const auto with_pass = pass_setter(pass);
+  const SharedExpertHalves shared = shared_experts_forward(shape, pass);
   // Router logits T x E, then softmax and top-k over them (router.py, TopKRouter).
   steps.push_back(with_pass(linear_forward("moe.router", shape.dtype, d.tokens, m.hidden, moe.experts)));
   steps.push_back(memory_bound("moe.router.topk", OpKind::softmax, pass, shape.dtype,
                                as_double(d.tokens) * as_double(moe.experts), kernel_bytes::softmax_forward(shape.dtype),
                                kernel_flops::softmax_forward));
+  const auto gather = issue_gather(steps, shared);
   // Permute: gather each token's k copies into expert order (read h, write h per copy).
   steps.push_back(memory_bound("moe.permute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 0));
   add_dispatch_metadata(steps, shape, pass);
-  add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass);
+  add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass, compute_ops(shared.under_dispatch));
+  release_gather(steps, gather);
+  append(steps, shared.under_dispatch);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d));
-  steps.push_back(moe_activation_forward(shape, pass));
+  steps.push_back(experts_activation_forward(shape, d, pass));
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d));
-  add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass);
+  add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass, compute_ops(shared.under_combine));
+  append(steps, shared.under_combine);
   // Unpermute: weighted sum of the k copies back into token order.
   steps.push_back(memory_bound("moe.unpermute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 2));
-  add_shared_experts_forward(steps, shape, pass);
+  if (!shape.shared_expert_overlap) add_shared_experts_forward(steps, shape, pass);
 }
 
 void add_shared_experts_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
@@ -176,18 +256,24 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   const auto& moe = *m.moe;
   const MoeDims d = moe_dims(shape);
   const Pass bwd = Pass::backward;
-  if (moe.shared_experts > 0) add_dense_ffn_backward(steps, shared_expert_shape(shape));
+  const SharedExpertHalves shared = shared_experts_backward(shape);
+  if (moe.shared_experts > 0 && !shape.shared_expert_overlap) add_dense_ffn_backward(steps, shared_expert_shape(shape));
+  const auto gather = issue_gather(steps, shared);
   steps.push_back(memory_bound("moe.unpermute.bwd", OpKind::elementwise, bwd, shape.dtype,
                                d.routed * as_double(m.hidden), kernel_bytes::permute(shape.dtype), 2));
-  add_all_to_all(steps, shape, d, "moe.combine.bwd.all_to_all", bwd);
+  add_all_to_all(steps, shape, d, "moe.combine.bwd.all_to_all", bwd, compute_ops(shared.under_combine));
+  release_gather(steps, gather);
+  append(steps, shared.under_combine);
   const std::int64_t f = moe.expert_ffn_hidden;
   const std::int64_t E = d.local_experts;
   // fc2: dX = dY W^T and dW = X^T dY per expert, each with the forward's FLOPs.
+  StepSequence delayed_wgrad; // under the dispatch's backward all-to-all (expert_wgrad_overlap)
+  StepSequence& wgrad = shape.expert_wgrad_overlap ? delayed_wgrad : steps;
   steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d));
   ComputeOp fc2w = grouped_gemm("moe.experts.fc2.wgrad", bwd, shape.linear_dtype(), {f, m.hidden, d.expert_rows, E}, d);
   fc2w.grad_params = E * f * m.hidden;
   fc2w.expert_grads = true;
-  steps.push_back(std::move(fc2w));
+  wgrad.push_back(std::move(fc2w));
   const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
   steps.push_back(ffn_activation_backward("moe.experts", m.ffn_kind, shape.kernels, shape.dtype, act));
   steps.push_back(
@@ -196,8 +282,14 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
       grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.linear_dtype(), {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
   fc1w.grad_params = E * m.hidden * d.fc1_columns;
   fc1w.expert_grads = true;
-  steps.push_back(std::move(fc1w));
-  add_all_to_all(steps, shape, d, "moe.dispatch.bwd.all_to_all", bwd);
+  wgrad.push_back(std::move(fc1w));
+  // Megatron-Core launches the shared fc1's backward right after the dispatch's (its autograd
+  // sequence number, shared_experts.py), then the delayed wgrad (moe_layer.py,
+  // _RegisterDelayedWgradForExperts); both run while the all-to-all is in flight.
+  StepSequence under_dispatch = shared.under_dispatch;
+  append(under_dispatch, delayed_wgrad);
+  add_all_to_all(steps, shape, d, "moe.dispatch.bwd.all_to_all", bwd, compute_ops(under_dispatch));
+  append(steps, under_dispatch);
   steps.push_back(memory_bound("moe.permute.bwd", OpKind::elementwise, bwd, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 1));
   steps.push_back(memory_bound("moe.router.topk.bwd", OpKind::softmax, bwd, shape.dtype,

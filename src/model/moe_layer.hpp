@@ -8,6 +8,13 @@ namespace twocs::model::detail {
 
 void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
 void add_dense_ffn_backward(StepSequence& steps, const LayerShape& shape);
+/// The dense FFN's halves: [sequence-parallel all-gather,] fc1 and the activation, then fc2
+/// [and its reduce-scatter or all-reduce]; backward, fc2's gradients, then the activation's and
+/// fc1's (what Megatron-Core's shared-expert overlap runs under the dispatch and the combine).
+void add_dense_ffn_fc1_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
+void add_dense_ffn_fc2_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
+void add_dense_ffn_fc2_backward(StepSequence& steps, const LayerShape& shape);
+void add_dense_ffn_fc1_backward(StepSequence& steps, const LayerShape& shape);
 
 void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
 void add_moe_backward(StepSequence& steps, const LayerShape& shape);

@@ -49,7 +49,7 @@ void add_attention_core_forward(StepSequence& steps, const LayerShape& shape, co
 
 namespace detail {
 
-void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
+void add_dense_ffn_fc1_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const auto& m = shape.model;
   const LayerDims d = dims_of(shape);
   const auto with_pass = detail::pass_setter(pass);
@@ -59,9 +59,19 @@ void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pa
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
   steps.push_back(detail::ffn_activation_forward("mlp", m.ffn_kind, shape.kernels, pass, shape.dtype, ffn_elements));
   if (shape.fp8_linear) steps.push_back(detail::fp8_cast("mlp.fc2.fp8_cast", pass, ffn_elements));
-  steps.push_back(
-      with_pass(detail::linear_forward("mlp.fc2", shape.linear_dtype(), d.tokens, d.ffn_out_local, m.hidden)));
+}
+
+void add_dense_ffn_fc2_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
+  const LayerDims d = dims_of(shape);
+  const auto with_pass = detail::pass_setter(pass);
+  steps.push_back(with_pass(
+      detail::linear_forward("mlp.fc2", shape.linear_dtype(), d.tokens, d.ffn_out_local, shape.model.hidden)));
   if (auto leave = leave_region_forward(shape, d, "mlp.fc2")) steps.push_back(with_pass(*leave));
+}
+
+void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
+  add_dense_ffn_fc1_forward(steps, shape, pass);
+  add_dense_ffn_fc2_forward(steps, shape, pass);
 }
 
 } // namespace detail
@@ -192,6 +202,11 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.context = plan.parallelism.context;
   shape.context_comm = plan.parallelism.context_comm;
   shape.expert_dispatcher = plan.parallelism.expert_dispatcher;
+  // Megatron-Core's MoE overlaps (--moe-shared-expert-overlap,
+  // --overlap-dispatch-backward-with-experts-wgrad); the other frameworks have neither.
+  const bool megatron_core = plan.framework == Framework::megatron_lm;
+  shape.shared_expert_overlap = plan.overlap.shared_experts && megatron_core;
+  shape.expert_wgrad_overlap = plan.overlap.expert_wgrad && megatron_core;
   return shape;
 }
 

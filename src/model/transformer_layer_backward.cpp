@@ -72,13 +72,22 @@ ComputeOp residual_backward(const LayerShape& shape, const LayerDims& d, const c
 
 } // namespace
 
-void detail::add_dense_ffn_backward(StepSequence& steps, const LayerShape& shape) {
+void detail::add_dense_ffn_fc2_backward(StepSequence& steps, const LayerShape& shape) {
+  const LayerDims d = detail::dims_of(shape);
+  add_row_parallel_backward(steps, shape, d, "mlp.fc2", d.ffn_out_local, shape.model.hidden);
+}
+
+void detail::add_dense_ffn_fc1_backward(StepSequence& steps, const LayerShape& shape) {
   const auto& m = shape.model;
   const LayerDims d = detail::dims_of(shape);
-  add_row_parallel_backward(steps, shape, d, "mlp.fc2", d.ffn_out_local, m.hidden);
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
   steps.push_back(detail::ffn_activation_backward("mlp", m.ffn_kind, shape.kernels, shape.dtype, ffn_elements));
   add_column_parallel_backward(steps, shape, d, "mlp.fc1", m.hidden, d.ffn_in_local, d.ffn_in_local);
+}
+
+void detail::add_dense_ffn_backward(StepSequence& steps, const LayerShape& shape) {
+  add_dense_ffn_fc2_backward(steps, shape);
+  add_dense_ffn_fc1_backward(steps, shape);
 }
 
 StepSequence transformer_layer_backward(const LayerShape& shape) {

@@ -226,6 +226,8 @@ TEST_CASE("defaults of the workload file") {
   CHECK(w.plan.overlap.dp_grad_reduce);
   CHECK(w.plan.overlap.bucket_size.value() == 25e6);
   CHECK(w.plan.overlap.tp_async_backward);
+  CHECK_FALSE(w.plan.overlap.shared_experts); // Megatron-Core's defaults: both off
+  CHECK_FALSE(w.plan.overlap.expert_wgrad);
 }
 
 TEST_CASE("virtual_stages > 1 defaults the schedule to interleaved-1f1b") {
@@ -253,7 +255,8 @@ training:
   parallelism: {tensor: 2, pipeline: 2, data: 2, sequence: true, virtual_stages: 2, stage_layers: [1, 3, 2, 2]}
   recompute: selective
   optimizer: {kind: sgd, sharding: full}
-  overlap: {dp_grad_reduce: false, bucket_size: 40MiB, tp_async_backward: false}
+  overlap: {dp_grad_reduce: false, bucket_size: 40MiB, tp_async_backward: false, shared_experts: true,
+            expert_wgrad: true}
 )"});
   CHECK(w.model.kv_heads == 2);
   CHECK(w.model.ffn_hidden == 1376);
@@ -268,6 +271,8 @@ training:
   CHECK_FALSE(w.plan.overlap.dp_grad_reduce);
   CHECK(w.plan.overlap.bucket_size.value() == 40.0 * 1024 * 1024);
   CHECK_FALSE(w.plan.overlap.tp_async_backward);
+  CHECK(w.plan.overlap.shared_experts);
+  CHECK(w.plan.overlap.expert_wgrad);
 }
 
 TEST_CASE("recompute: selective-op reads as torchtitan's per-operator checkpointing") {

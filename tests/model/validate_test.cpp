@@ -319,6 +319,14 @@ TEST_CASE("validate: recompute_modules name only modules the model has") {
   moe.moe = MoeConfig{.experts = 8, .top_k = 2, .expert_ffn_hidden = 4096};
   p.recompute_modules = with_recompute_module(no_recompute_modules(), 6); // shared_experts
   CHECK(contains(error_of(moe, p).what(), "lists shared_experts, but the model has none"));
+  // Megatron-Core cannot recompute the shared experts it overlaps with the token exchanges.
+  moe.moe->shared_experts = 1;
+  CHECK_NOTHROW(validate(moe, p));
+  p.overlap.shared_experts = true;
+  const auto overlap = error_of(moe, p);
+  CHECK(overlap.key_path() == "training.overlap.shared_experts");
+  CHECK(contains(overlap.what(), "cannot be recomputed"));
+  p.overlap.shared_experts = false;
   // layernorm and mlp apply to every model; other recompute modes ignore the list.
   p.recompute_modules = with_recompute_module(with_recompute_module(no_recompute_modules(), 2), 4);
   CHECK_NOTHROW(validate(gpt3_175b(), p));

@@ -31,6 +31,8 @@ struct LayerShape {
   std::int64_t context = 1;                     // cp: ranks that split each sequence (s / cp tokens here)
   ContextComm context_comm = ContextComm::ring; // how they exchange keys and values
   ExpertDispatcher expert_dispatcher = ExpertDispatcher::all_to_all; // how tokens reach their experts
+  bool shared_expert_overlap = false; // shared experts' fc1 under the dispatch, fc2 under the combine
+  bool expert_wgrad_overlap = false;  // routed experts' wgrad under the dispatch's backward all-to-all
 
   /// The model's layer under `plan`: a MoE layer when the model has model.moe.
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);

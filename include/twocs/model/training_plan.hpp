@@ -126,6 +126,12 @@ struct OverlapPlan {
   /// Overlap the backward tensor-parallel all-reduce of a column-parallel layer's input gradient
   /// with its weight-gradient GEMM (Megatron-LM --async-tensor-model-parallel-allreduce).
   bool tp_async_backward = true;
+  /// Run the shared experts on their own stream while the MoE dispatch and combine exchange
+  /// tokens (Megatron-Core --moe-shared-expert-overlap; default False, transformer_config.py).
+  bool shared_experts = false;
+  /// Delay the routed experts' weight-gradient GEMMs until the dispatch's backward all-to-all is
+  /// in flight (Megatron-Core --overlap-dispatch-backward-with-experts-wgrad; default False).
+  bool expert_wgrad = false;
 };
 
 /// Host (CPU) time and synchronisation (the workload file's `training.host`).
