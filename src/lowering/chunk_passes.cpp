@@ -5,38 +5,60 @@
 namespace twocs::lowering::detail {
 
 void ChunkPasses::forward(DeviceLowering& device, const WorkItem& item) const {
-  const auto& ops = context_.ops;
-  const auto& layout = context_.layout;
   const auto& chunk = context_.chunk_at(device.at, item.chunk);
-  if (chunk.has_embedding) emit_steps(device, layout, ops.embedding_forward, -1, item.micro_batch);
-  for (std::int64_t l = 0; l < chunk.layers; ++l) {
-    const auto& layer = ops.layer_at(chunk.first_layer + l);
-    weights_.gather_layer(device, l, chunk.layers, compute_ops(layer.forward), item.micro_batch, chunk.first_layer + l,
-                          chunk.first_layer + l + 1);
-    emit_steps(device, layout, layer.forward, chunk.first_layer + l, item.micro_batch);
-  }
-  mtp_forward(device, chunk, item.micro_batch);
-  if (chunk.has_output_head) emit_steps(device, layout, ops.head_forward, -1, item.micro_batch);
+  forward_prologue(device, chunk, item.micro_batch);
+  for (std::int64_t l = 0; l < chunk.layers; ++l) forward_layer(device, chunk, l, item.micro_batch);
+  forward_epilogue(device, chunk, item.micro_batch);
 }
 
 void ChunkPasses::backward(DeviceLowering& device, const WorkItem& item) const {
-  const auto& ops = context_.ops;
-  const auto& layout = context_.layout;
   const auto& chunk = context_.chunk_at(device.at, item.chunk);
+  backward_prologue(device, chunk, item.micro_batch);
+  for (std::int64_t l = chunk.layers - 1; l >= 0; --l) backward_layer(device, chunk, l, item.micro_batch);
+  backward_epilogue(device, chunk, item.micro_batch);
+}
+
+void ChunkPasses::forward_prologue(DeviceLowering& device, const model::ModelChunk& chunk,
+                                   std::int64_t micro_batch) const {
+  if (chunk.has_embedding) emit_steps(device, context_.layout, context_.ops.embedding_forward, -1, micro_batch);
+}
+
+void ChunkPasses::forward_layer(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t l,
+                                std::int64_t micro_batch) const {
+  const auto& layer = context_.ops.layer_at(chunk.first_layer + l);
+  weights_.gather_layer(device, l, chunk.layers, compute_ops(layer.forward), micro_batch, chunk.first_layer + l,
+                        chunk.first_layer + l + 1);
+  emit_steps(device, context_.layout, layer.forward, chunk.first_layer + l, micro_batch);
+}
+
+void ChunkPasses::forward_epilogue(DeviceLowering& device, const model::ModelChunk& chunk,
+                                   std::int64_t micro_batch) const {
+  mtp_forward(device, chunk, micro_batch);
+  if (chunk.has_output_head) emit_steps(device, context_.layout, context_.ops.head_forward, -1, micro_batch);
+}
+
+void ChunkPasses::backward_prologue(DeviceLowering& device, const model::ModelChunk& chunk,
+                                    std::int64_t micro_batch) const {
   // The depths' losses first: the main head's backward then reports the shared output weight.
-  mtp_backward(device, chunk, item.micro_batch);
-  if (chunk.has_output_head) emit_steps(device, layout, context_.head_backward(chunk), -1, item.micro_batch);
-  for (std::int64_t l = chunk.layers - 1; l >= 0; --l) {
-    const auto& layer = ops.layer_at(chunk.first_layer + l);
-    const int ops_per_layer = compute_ops(layer.recompute) + compute_ops(layer.backward);
-    weights_.gather_layer(device, chunk.layers - 1 - l, chunk.layers, ops_per_layer, item.micro_batch,
-                          chunk.first_layer + l, chunk.first_layer + l - 1);
-    emit_steps(device, layout, layer.recompute, chunk.first_layer + l, item.micro_batch);
-    emit_steps(device, layout, layer.backward, chunk.first_layer + l, item.micro_batch);
-  }
-  if (chunk.has_embedding) emit_steps(device, layout, ops.embedding_backward, -1, item.micro_batch);
-  if (context_.accumulates(item.micro_batch))
-    emit_steps(device, layout, context_.grad_accumulation(chunk), -1, item.micro_batch);
+  mtp_backward(device, chunk, micro_batch);
+  if (chunk.has_output_head) emit_steps(device, context_.layout, context_.head_backward(chunk), -1, micro_batch);
+}
+
+void ChunkPasses::backward_layer(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t l,
+                                 std::int64_t micro_batch) const {
+  const auto& layer = context_.ops.layer_at(chunk.first_layer + l);
+  const int ops_per_layer = compute_ops(layer.recompute) + compute_ops(layer.backward);
+  weights_.gather_layer(device, chunk.layers - 1 - l, chunk.layers, ops_per_layer, micro_batch, chunk.first_layer + l,
+                        chunk.first_layer + l - 1);
+  emit_steps(device, context_.layout, layer.recompute, chunk.first_layer + l, micro_batch);
+  emit_steps(device, context_.layout, layer.backward, chunk.first_layer + l, micro_batch);
+}
+
+void ChunkPasses::backward_epilogue(DeviceLowering& device, const model::ModelChunk& chunk,
+                                    std::int64_t micro_batch) const {
+  if (chunk.has_embedding) emit_steps(device, context_.layout, context_.ops.embedding_backward, -1, micro_batch);
+  if (context_.accumulates(micro_batch))
+    emit_steps(device, context_.layout, context_.grad_accumulation(chunk), -1, micro_batch);
 }
 
 void ChunkPasses::mtp_forward(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch) const {

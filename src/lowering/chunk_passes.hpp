@@ -18,6 +18,20 @@ public:
   /// Recomputes what the plan recomputes, then runs the backward, last layer first.
   void backward(DeviceLowering& device, const WorkItem& item) const;
 
+  /// The pieces of a forward: what runs before the chunk's layers (the embedding), one layer
+  /// (`l` of the chunk's, with its sharded-weight gather), what runs after them (the depths and
+  /// the output head).
+  void forward_prologue(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch) const;
+  void forward_layer(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t l,
+                     std::int64_t micro_batch) const;
+  void forward_epilogue(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch) const;
+  /// And of a backward: the depths and the output head, one layer (recomputed first), the
+  /// embedding and the gradient accumulation.
+  void backward_prologue(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch) const;
+  void backward_layer(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t l,
+                      std::int64_t micro_batch) const;
+  void backward_epilogue(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch) const;
+
 private:
   /// The chunk's multi-token-prediction depths after its layers (stage_partition.hpp), forward,
   /// and their backward, last depth first.

@@ -2,6 +2,7 @@
 // exchanging activations and gradients at the schedule's exchange points, and finishes with the
 // optimizer step. What happens inside an item and at the end lives in the units it calls:
 //   chunk_passes      forward / backward of a model chunk (embedding, layers, head)
+//   merged_passes     a forward and a backward merged layer by layer (combined 1F1B)
 //   step_emitter      operator sequences -> kernels and collectives on the device's streams
 //   pipeline_exchange activations and gradients between stages
 //   sharded_weights   ZeRO-3 / FSDP per-layer gathers and the post-optimizer gather
@@ -14,6 +15,7 @@
 
 #include "chunk_passes.hpp"
 #include "iteration_walk.hpp"
+#include "merged_passes.hpp"
 #include "optimizer_step.hpp"
 #include "pipeline_exchange.hpp"
 #include "step_synchronisation.hpp"
@@ -32,7 +34,7 @@ std::vector<bool> simulation_mask(const std::vector<DeviceId>& devices, std::int
 class ScheduleWalk {
 public:
   explicit ScheduleWalk(const IterationContext& context)
-      : context_(context), exchange_(context), weights_(context), passes_(context, weights_),
+      : context_(context), exchange_(context), weights_(context), passes_(context, weights_), merged_(context, passes_),
         optimizer_(context, weights_) {}
 
   void lower_device(CollectiveRegistry& registry, DeviceId id) const {
@@ -51,18 +53,23 @@ public:
     for (std::size_t i = 0; i < items.size(); ++i) {
       const WorkItem& item = items[i];
       exchange_.gather_received(device, item, received[i]);
-      if (item.kind == WorkKind::forward) {
-        if (item.chunk == 0)
-          host_time(device, plan.host.micro_batch_overhead, context_.labels.host_micro_batch, item.micro_batch);
+      if (item.kind == WorkKind::forward && item.chunk == 0)
+        host_time(device, plan.host.micro_batch_overhead, context_.labels.host_micro_batch, item.micro_batch);
+      if (item.merged_with_next) {
+        // Megatron-Core's combined step: this forward and the next item's backward as one.
+        exchange_.gather_received(device, items[i + 1], received[i + 1]);
+        ++i;
+        begin_backward(device, i == last_backward[static_cast<std::size_t>(items[i].chunk)]);
+        merged_.run(device, item, items[i]);
+        end_backward(device);
+      } else if (item.kind == WorkKind::forward) {
         passes_.forward(device, item);
       } else {
-        device.gradients_final =
-            device.gradients.overlapped() && i == last_backward[static_cast<std::size_t>(item.chunk)];
+        begin_backward(device, i == last_backward[static_cast<std::size_t>(item.chunk)]);
         passes_.backward(device, item);
-        if (device.gradients_final) device.gradients.flush(device.program);
-        device.gradients_final = false;
+        end_backward(device);
       }
-      if (!item.exchange_after) continue;
+      if (!items[i].exchange_after) continue;
       for (std::size_t k = phase_start; k <= i; ++k) exchange_.send_output(device, items[k]);
       phase_start = i + 1;
       exchange_.post_receives(device, items, phase_start, received);
@@ -76,10 +83,20 @@ public:
   }
 
 private:
+  /// The gradients of a chunk's last backward are final: its kernels fill the gradient buckets.
+  static void begin_backward(DeviceLowering& device, bool last_of_chunk) {
+    device.gradients_final = device.gradients.overlapped() && last_of_chunk;
+  }
+  static void end_backward(DeviceLowering& device) {
+    if (device.gradients_final) device.gradients.flush(device.program);
+    device.gradients_final = false;
+  }
+
   const IterationContext& context_;
   PipelineExchange exchange_;
   ShardedWeights weights_;
   ChunkPasses passes_;
+  MergedPasses merged_;
   OptimizerStep optimizer_;
 };
 

@@ -3,6 +3,16 @@
 #include <variant>
 
 namespace twocs::lowering::detail {
+namespace {
+
+void emit_collective(DeviceLowering& device, const RankLayout& layout, const model::CollectiveOp& c,
+                     std::uint32_t label, std::int32_t layer, std::int32_t micro_batch) {
+  CollectiveSpec spec{c.kind, c.group, c.pass, c.size, label, layer, micro_batch};
+  spec.routing = c.routing;
+  device.program.collective(spec, layout.group(device.device(), c.group), CollectiveWait{c.overlapped_ops, false});
+}
+
+} // namespace
 
 void emit_steps(DeviceLowering& device, const RankLayout& layout, const PreparedSequence& steps, std::int64_t layer,
                 std::int64_t micro_batch) {
@@ -16,10 +26,18 @@ void emit_steps(DeviceLowering& device, const RankLayout& layout, const Prepared
         device.gradients.on_gradients_ready(device.program, op->grad_params, op->expert_grads);
       continue;
     }
-    const auto& c = std::get<model::CollectiveOp>(prepared.step);
-    CollectiveSpec spec{c.kind, c.group, c.pass, c.size, prepared.label, at_layer, at_micro_batch};
-    spec.routing = c.routing;
-    device.program.collective(spec, layout.group(device.device(), c.group), CollectiveWait{c.overlapped_ops, false});
+    emit_collective(device, layout, std::get<model::CollectiveOp>(prepared.step), prepared.label, at_layer,
+                    at_micro_batch);
+  }
+}
+
+void emit_exchange(DeviceLowering& device, const RankLayout& layout, const PreparedSequence& exchange,
+                   int overlapped_ops, std::int64_t layer, std::int64_t micro_batch) {
+  for (const auto& prepared : exchange) {
+    model::CollectiveOp c = std::get<model::CollectiveOp>(prepared.step);
+    c.overlapped_ops = overlapped_ops;
+    emit_collective(device, layout, c, prepared.label, static_cast<std::int32_t>(layer),
+                    static_cast<std::int32_t>(micro_batch));
   }
 }
 

@@ -13,5 +13,9 @@ namespace twocs::lowering::detail {
 /// `device.gradients_final`, kernels that finalise gradients hand them to its gradient buckets.
 void emit_steps(DeviceLowering& device, const RankLayout& layout, const PreparedSequence& steps, std::int64_t layer,
                 std::int64_t micro_batch);
+/// Issues the collectives of `exchange` (a token exchange cut out of a layer), letting the next
+/// `overlapped_ops` kernels run before each one's result is needed.
+void emit_exchange(DeviceLowering& device, const RankLayout& layout, const PreparedSequence& exchange,
+                   int overlapped_ops, std::int64_t layer, std::int64_t micro_batch);
 
 } // namespace twocs::lowering::detail

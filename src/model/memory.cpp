@@ -142,15 +142,18 @@ double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& pl
 
 /// Micro-batch chunks whose activations a stage holds at its peak: all m for GPipe, p - i for
 /// 1F1B (Narayanan et al. SC'21, section 2.2), and for the interleaved schedule Megatron-LM's
-/// warm-up count 2 (p - i - 1) + (v - 1) p plus the one in steady state, in chunks.
+/// warm-up count 2 (p - i - 1) + (v - 1) p plus the one in steady state, in chunks. Merged
+/// forward-backward steps (overlap.expert_comm) warm up one more (schedules.py,
+/// get_pp_rank_microbatches: "we schedule one extra micro-batch forward step").
 std::int64_t chunks_in_flight(const TrainingPlan& plan, std::int64_t stage) {
   const std::int64_t p = plan.parallelism.pipeline;
   const std::int64_t v = plan.parallelism.virtual_stages;
   const std::int64_t m = plan.micro_batches();
+  const std::int64_t extra = plan.overlap.expert_comm ? 1 : 0;
   switch (plan.pipeline_schedule) {
   case PipelineSchedule::gpipe: return m * v;
-  case PipelineSchedule::one_f_one_b: return std::min(p - stage, m) * v;
-  case PipelineSchedule::interleaved_one_f_one_b: return std::min(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
+  case PipelineSchedule::one_f_one_b: return std::min(p - stage + extra, m) * v;
+  case PipelineSchedule::interleaved_one_f_one_b: return std::min(2 * (p - stage - 1) + (v - 1) * p + 1 + extra, m * v);
   }
   return m * v;
 }

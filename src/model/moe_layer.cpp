@@ -221,6 +221,9 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const MoeDims d = moe_dims(shape);
   const auto with_pass = pass_setter(pass);
   const SharedExpertHalves shared = shared_experts_forward(shape, pass);
+  // Without the overlap the shared experts run before the router (transformer_config.py,
+  // moe_shared_expert_intermediate_size; moe_layer.py, shared_experts_compute).
+  if (!shape.shared_expert_overlap) add_shared_experts_forward(steps, shape, pass);
   // Router logits T x E, then softmax and top-k over them (router.py, TopKRouter).
   steps.push_back(with_pass(linear_forward("moe.router", shape.dtype, d.tokens, m.hidden, moe.experts)));
   steps.push_back(memory_bound("moe.router.topk", OpKind::softmax, pass, shape.dtype,
@@ -244,7 +247,6 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   // Unpermute: weighted sum of the k copies back into token order.
   steps.push_back(memory_bound("moe.unpermute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 2));
-  if (!shape.shared_expert_overlap) add_shared_experts_forward(steps, shape, pass);
 }
 
 void add_shared_experts_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
@@ -257,7 +259,6 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   const MoeDims d = moe_dims(shape);
   const Pass bwd = Pass::backward;
   const SharedExpertHalves shared = shared_experts_backward(shape);
-  if (moe.shared_experts > 0 && !shape.shared_expert_overlap) add_dense_ffn_backward(steps, shared_expert_shape(shape));
   const auto gather = issue_gather(steps, shared);
   steps.push_back(memory_bound("moe.unpermute.bwd", OpKind::elementwise, bwd, shape.dtype,
                                d.routed * as_double(m.hidden), kernel_bytes::permute(shape.dtype), 2));
@@ -297,6 +298,8 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
                                kernel_bytes::softmax_backward(shape.dtype), kernel_flops::softmax_backward));
   steps.push_back(linear_input_grad("moe.router.dgrad", shape.dtype, d.tokens, m.hidden, moe.experts));
   steps.push_back(linear_weight_grad("moe.router.wgrad", shape.dtype, d.tokens, m.hidden, moe.experts, 0));
+  // Autograd reaches the shared experts after the router, computed before it in the forward.
+  if (moe.shared_experts > 0 && !shape.shared_expert_overlap) add_dense_ffn_backward(steps, shared_expert_shape(shape));
 }
 
 } // namespace twocs::model::detail

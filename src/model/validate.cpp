@@ -8,6 +8,8 @@
 
 #include <twocs/error.hpp>
 
+#include "validate_moe_overlap.hpp"
+
 namespace twocs::model {
 namespace {
 
@@ -244,13 +246,6 @@ void validate_recompute_modules(const TransformerConfig& m, const TrainingPlan& 
     throw InputError(
         "training.recompute_modules lists shared_experts, but the model has none (model.moe.shared_experts)",
         "training.recompute_modules", "remove shared_experts");
-  // Megatron-Core: "shared_experts recompute cannot work with --moe-shared-expert-overlap"
-  // (transformer_config.py, __post_init__).
-  if (plan.recompute_modules.shared_experts && plan.overlap.shared_experts)
-    throw InputError("training.recompute_modules lists shared_experts, which cannot be recomputed while "
-                     "training.overlap.shared_experts runs them under the token exchanges",
-                     "training.overlap.shared_experts",
-                     "set shared_experts: false here, or remove shared_experts from training.recompute_modules");
   if (plan.recompute_modules.mla_up_proj && !m.mla)
     throw InputError("training.recompute_modules lists mla_up_proj, but the model has no latent attention (model.mla)",
                      "training.recompute_modules", "remove mla_up_proj, or give the model a model.mla");
@@ -302,6 +297,7 @@ void validate(const TransformerConfig& m, const TrainingPlan& plan) {
     throw InputError("model.mla with torchtitan's per-operator recomputation is not simulated yet",
                      "training.recompute", "use recompute: selective or full");
   validate_recompute_modules(m, plan);
+  detail::validate_moe_overlaps(m, plan);
   validate_context(m, plan);
   validate_sharding(m, plan);
   validate_batch(plan);

@@ -228,6 +228,7 @@ TEST_CASE("defaults of the workload file") {
   CHECK(w.plan.overlap.tp_async_backward);
   CHECK_FALSE(w.plan.overlap.shared_experts); // Megatron-Core's defaults: both off
   CHECK_FALSE(w.plan.overlap.expert_wgrad);
+  CHECK_FALSE(w.plan.overlap.expert_comm);
 }
 
 TEST_CASE("virtual_stages > 1 defaults the schedule to interleaved-1f1b") {
@@ -273,6 +274,20 @@ training:
   CHECK_FALSE(w.plan.overlap.tp_async_backward);
   CHECK(w.plan.overlap.shared_experts);
   CHECK(w.plan.overlap.expert_wgrad);
+}
+
+TEST_CASE("overlap.expert_comm reads on a plan with expert parallelism") {
+  const auto w =
+      config::parse_workload({"w.yaml", R"(model: {layers: 2, hidden: 512, heads: 8, vocab: 1000, seq_len: 128,
+  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512}}
+training:
+  global_batch: 8
+  micro_batch: 1
+  parallelism: {tensor: 1, pipeline: 1, data: 2, expert: 2}
+  overlap: {expert_comm: true}
+)"});
+  CHECK(w.plan.overlap.expert_comm);
+  CHECK(w.plan.overlap.dp_grad_reduce); // the keys not given keep their defaults
 }
 
 TEST_CASE("recompute: selective-op reads as torchtitan's per-operator checkpointing") {

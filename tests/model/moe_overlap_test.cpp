@@ -96,8 +96,8 @@ TEST_CASE("shared-expert overlap runs fc1 under the dispatch and fc2 under the c
   CHECK(kernels_between(steps, "moe.combine.all_to_all", "moe.unpermute") == std::vector<std::string>{"mlp.fc2"});
   CHECK(collective_named(steps, "moe.combine.all_to_all").overlapped_ops == 1);
   CHECK(collective_named(steps, "mlp.fc2.reduce_scatter").overlapped_ops == 1);
-  // Without the overlap the shared MLP runs whole, after the routed experts, and blocks.
-  CHECK(index_of(plain, "mlp.fc1") > index_of(plain, "moe.unpermute"));
+  // Without the overlap the shared MLP runs whole, before the router, and the exchanges block.
+  CHECK(index_of(plain, "mlp.fc2") < index_of(plain, "moe.router"));
   CHECK(collective_named(plain, "moe.dispatch.all_to_all").overlapped_ops == 0);
   CHECK(collective_named(plain, "moe.combine.all_to_all").overlapped_ops == 0);
   // The same kernels and collectives, reordered.
@@ -122,7 +122,7 @@ TEST_CASE("shared-expert overlap runs fc2's gradients under the combine's and fc
   CHECK(under_dispatch[1] == "mlp.fc1.dgrad");
   CHECK(under_dispatch[2] == "mlp.fc1.wgrad");
   CHECK(collective_named(steps, "moe.dispatch.bwd.all_to_all").overlapped_ops == 3);
-  CHECK(index_of(plain, "mlp.fc1.wgrad") < index_of(plain, "moe.unpermute.bwd"));
+  CHECK(index_of(plain, "mlp.fc2.dgrad") > index_of(plain, "moe.router.wgrad"));
   CHECK(sorted_names(steps) == sorted_names(plain));
   CHECK(total_flops(steps) == doctest::Approx(total_flops(plain)).epsilon(1e-12));
 }

@@ -133,13 +133,15 @@ TEST_CASE("moe re-runs the whole MoE layer with its token exchange, shared_exper
   const auto forward = transformer_layer_forward(shape);
   const auto whole = transformer_layer_recompute(shape, Recompute::selective, modules({"moe", "moe_act"}));
   CHECK(all_recompute(whole));
-  // Every forward step from the router to the shared experts, once (moe covers moe_act).
+  // Every forward step from the shared experts (before the router) to the unpermutation, once
+  // (moe covers moe_act): what follows the pre-MLP norm, up to the residual.
   std::vector<std::string> moe_forward;
   bool in_moe = false;
   for (const auto& name : names(forward)) {
-    in_moe = in_moe || name == "moe.router";
     if (in_moe && name != "mlp.residual") moe_forward.push_back(name);
+    in_moe = in_moe || name == "mlp.norm";
   }
+  CHECK(moe_forward.front() != "moe.router"); // the shared experts come first
   CHECK(names(whole) == moe_forward);
   bool dispatch = false;
   for (const auto& step : whole)

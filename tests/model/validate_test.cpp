@@ -334,3 +334,64 @@ TEST_CASE("validate: recompute_modules name only modules the model has") {
   p.recompute_modules = with_recompute_module(no_recompute_modules(), 1);
   CHECK_NOTHROW(validate(gpt3_175b(), p));
 }
+
+TEST_CASE("validate: overlap.expert_comm refuses what Megatron-Core refuses beside it") {
+  auto moe = gpt3_175b();
+  moe.moe = MoeConfig{.experts = 16, .top_k = 2, .expert_ffn_hidden = 4096};
+  auto p = megatron_plan();
+  p.parallelism.expert = 8;
+  p.parallelism.virtual_stages = 2;
+  p.pipeline_schedule = PipelineSchedule::interleaved_one_f_one_b;
+  p.overlap.expert_comm = true;
+  CHECK_NOTHROW(validate(moe, p));
+  const auto refused = [&](TrainingPlan q, const TransformerConfig& m, const std::string& part) {
+    const auto e = error_of(m, q);
+    CHECK(e.key_path() == "training.overlap.expert_comm");
+    CHECK_MESSAGE(contains(e.what(), part), std::string(e.what()));
+  };
+  auto q = p;
+  q.parallelism.expert = 1;
+  refused(q, moe, "this plan has none");
+  refused(q, gpt3_175b(), "this plan has none"); // no experts
+  q = p;
+  q.parallelism.virtual_stages = 1;
+  q.pipeline_schedule = PipelineSchedule::one_f_one_b;
+  refused(q, moe, "needs the interleaved schedule");
+  q = p;
+  q.recompute = Recompute::full;
+  refused(q, moe, "full recomputation");
+  q = p;
+  q.recompute = Recompute::selective;
+  q.recompute_modules = with_recompute_module(no_recompute_modules(), 5); // moe
+  refused(q, moe, "lists moe");
+  q = p;
+  q.overlap.shared_experts = true;
+  refused(q, moe, "replaces shared_experts and expert_wgrad");
+  q = p;
+  q.overlap.expert_wgrad = true;
+  refused(q, moe, "replaces shared_experts and expert_wgrad");
+  q = p;
+  q.framework = Framework::fsdp;
+  q.parallelism.pipeline = 1;
+  q.parallelism.virtual_stages = 1;
+  q.pipeline_schedule = PipelineSchedule::one_f_one_b;
+  q.parallelism.data = 64;
+  q.global_batch = 64 * 2;
+  refused(q, moe, "Megatron-Core's");
+  q = p;
+  q.optimizer.sharding = OptimizerSharding::full;
+  refused(q, moe, "sharding: full");
+  auto mtp = moe;
+  mtp.mtp_layers = 2;
+  refused(p, mtp, "at most one multi-token-prediction layer");
+  // Without pipeline stages the plain 1F1B schedule merges too; GPipe does not pair steps.
+  q = p;
+  q.parallelism.pipeline = 1;
+  q.parallelism.virtual_stages = 1;
+  q.parallelism.data = 128;
+  q.global_batch = 128 * 4;
+  q.pipeline_schedule = PipelineSchedule::one_f_one_b;
+  CHECK_NOTHROW(validate(moe, q));
+  q.pipeline_schedule = PipelineSchedule::gpipe;
+  refused(q, moe, "GPipe");
+}

@@ -26,6 +26,9 @@ struct WorkItem {
   /// next exchange need (Megatron-LM's batched p2p calls: send_forward_recv_backward for 1F1B,
   /// send_forward_backward_recv_forward_backward after each forward-backward pair when interleaved).
   bool exchange_after = true;
+  /// A steady-state forward that runs merged with the backward after it, layer by layer
+  /// (training.overlap.expert_comm: Megatron-Core's combined 1F1B, combined_1f1b.py).
+  bool merged_with_next = false;
 };
 
 [[nodiscard]] std::vector<WorkItem> pipeline_schedule(const model::TrainingPlan& plan, std::int64_t stage);

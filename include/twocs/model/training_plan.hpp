@@ -132,6 +132,10 @@ struct OverlapPlan {
   /// Delay the routed experts' weight-gradient GEMMs until the dispatch's backward all-to-all is
   /// in flight (Megatron-Core --overlap-dispatch-backward-with-experts-wgrad; default False).
   bool expert_wgrad = false;
+  /// Merge each steady-state forward with the backward it pairs with, layer by layer, so that
+  /// one micro-batch's MoE token exchanges run under the other's computation (Megatron-Core
+  /// --overlap-moe-expert-parallel-comm with --delay-wgrad-compute, combined_1f1b.py; default False).
+  bool expert_comm = false;
 };
 
 /// Host (CPU) time and synchronisation (the workload file's `training.host`).
