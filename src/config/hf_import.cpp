@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -122,13 +123,60 @@ struct Model {
   std::string mla;             // the flow mapping, empty without latent attention
   std::int64_t mtp_layers = 0; // num_nextn_predict_layers
   std::int64_t sliding_window = 0;
+  std::int64_t full_attention_every = 0;
 };
 
-/// Mistral's sliding window in every layer (sliding_window: 4096 in Mistral 7B v0.1, null from
-/// v0.2 and in Mixtral). Qwen2/Qwen3 window only the layers from max_window_layers on, and only
-/// with use_sliding_window, which their released configs leave false: refused when set.
+/// The period K of a window pattern whose every K-th layer attends the whole prefix (the others
+/// the window), or 0 when `full` does not repeat so. `full` names at least one of each kind.
+std::int64_t full_attention_period(const std::vector<bool>& full) {
+  const auto first = std::find(full.begin(), full.end(), true);
+  const auto k = static_cast<std::int64_t>(first - full.begin()) + 1;
+  for (std::size_t i = 0; i < full.size(); ++i)
+    if (full[i] != ((static_cast<std::int64_t>(i) + 1) % k == 0)) return 0;
+  return k;
+}
+
+/// transformers' layer_types ("sliding_attention" or "full_attention" per layer: gpt-oss, and the
+/// newer configs of Qwen2/3 and Gemma): a window in every layer, in none, or every K-th layer
+/// without it (model.full_attention_every).
+void read_layer_types(const Reader& r, Model& m) {
+  const json& types = r.j["layer_types"];
+  if (!types.is_array() || static_cast<std::int64_t>(types.size()) != m.layers)
+    r.fail("layer_types", fmt::format("field 'layer_types' must list one entry per layer ({})", m.layers),
+           "give the model's config.json as published");
+  std::vector<bool> full;
+  for (const auto& t : types) {
+    if (t != "full_attention" && t != "sliding_attention")
+      r.fail("layer_types", fmt::format("field 'layer_types' has the entry {}, which twocs cannot map", t.dump()),
+             "twocs maps \"full_attention\" and \"sliding_attention\"");
+    full.push_back(t == "full_attention");
+  }
+  if (std::all_of(full.begin(), full.end(), [](bool f) { return f; })) return;
+  m.sliding_window = r.required("sliding_window");
+  if (std::none_of(full.begin(), full.end(), [](bool f) { return f; })) return;
+  m.full_attention_every = full_attention_period(full);
+  if (m.full_attention_every == 0)
+    r.fail("layer_types",
+           "field 'layer_types' mixes windowed and full layers in a pattern twocs cannot map: it models every K-th "
+           "layer full and the others windowed",
+           "write model.sliding_window and model.full_attention_every by hand for the nearest pattern");
+}
+
+/// Which layers attend through a window. Mistral's is in every layer (sliding_window: 4096 in
+/// Mistral 7B v0.1, null from v0.2 and in Mixtral); layer_types says it per layer where given;
+/// gpt-oss alternates without it (transformers' GptOssConfig default). Qwen2/Qwen3 window only the
+/// layers from max_window_layers on, with use_sliding_window, which their released configs leave
+/// false: refused when set without layer_types.
 void read_sliding_window(const Reader& r, const std::string& type, Model& m) {
-  if (type == "mistral" || type == "mixtral") m.sliding_window = r.optional("sliding_window").value_or(0);
+  if (type == "mistral" || type == "mixtral") {
+    m.sliding_window = r.optional("sliding_window").value_or(0);
+    return;
+  }
+  if (r.j.contains("layer_types")) return read_layer_types(r, m);
+  if (type == "gpt_oss") {
+    m.sliding_window = r.required("sliding_window");
+    m.full_attention_every = 2;
+  }
   if ((type == "qwen2" || type == "qwen3" || type == "qwen3_moe") && r.flag("use_sliding_window", false))
     r.fail("use_sliding_window",
            "field 'use_sliding_window' is true: a window on only some layers (max_window_layers) is not modelled",
@@ -200,7 +248,8 @@ Model read_model(const Reader& r, const std::string& type) {
     return m;
   }
   if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3") return llama_like(r);
-  if (type == "mixtral" || type == "qwen3_moe") {
+  // gpt-oss: grouped-query attention (head_dim 64) and experts of intermediate_size, every layer.
+  if (type == "mixtral" || type == "qwen3_moe" || type == "gpt_oss") {
     Model m = llama_like(r);
     const bool qwen = type == "qwen3_moe";
     if (qwen && r.j.contains("mlp_only_layers") && !r.j["mlp_only_layers"].empty())
@@ -241,7 +290,7 @@ Model read_model(const Reader& r, const std::string& type) {
   }
   r.fail("model_type", fmt::format("field 'model_type' is '{}', which twocs cannot map", type),
          "supported: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, "
-         "gpt2, gpt_neox");
+         "gpt_oss, gpt2, gpt_neox");
 }
 
 /// The config.json's top-level object; an empty text, a syntax error or another JSON value is an
@@ -301,6 +350,7 @@ std::string import_hf_config(const std::string& json_text, const std::string& so
   if (!m.mla.empty()) out += fmt::format("  mla: {}\n", m.mla);
   if (m.mtp_layers > 0) out += fmt::format("  mtp_layers: {}\n", m.mtp_layers);
   if (m.sliding_window > 0) out += fmt::format("  sliding_window: {}\n", m.sliding_window);
+  if (m.full_attention_every > 0) out += fmt::format("  full_attention_every: {}\n", m.full_attention_every);
   out += "training:\n  global_batch: 1\n  micro_batch: 1\n  dtype: bf16\n  attention: fused\n"
          "  parallelism: {tensor: 1, pipeline: 1, data: 1}\n";
   return out;

@@ -16,10 +16,10 @@ using model::TrainingPlan;
 using model::TransformerConfig;
 
 constexpr std::array<std::string_view, 2> workload_keys = {"model", "training"};
-constexpr std::array<std::string_view, 19> model_keys = {
-    "name",  "layers",  "hidden", "heads",      "kv_heads",       "ffn_hidden",      "ffn_kind",
-    "vocab", "seq_len", "norm",   "position",   "attention_mask", "tied_embeddings", "head_dim",
-    "moe",   "dropout", "mla",    "mtp_layers", "sliding_window"};
+constexpr std::array<std::string_view, 20> model_keys = {
+    "name",  "layers",  "hidden", "heads",      "kv_heads",       "ffn_hidden",          "ffn_kind",
+    "vocab", "seq_len", "norm",   "position",   "attention_mask", "tied_embeddings",     "head_dim",
+    "moe",   "dropout", "mla",    "mtp_layers", "sliding_window", "full_attention_every"};
 constexpr std::array<std::string_view, 5> mla_keys = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                                                       "qk_rope_head_dim", "v_head_dim"};
 constexpr std::array<std::string_view, 7> moe_keys = {
@@ -147,6 +147,7 @@ void read_modern_keys(const MappingReader& m, TransformerConfig& c) {
   if (const auto f = m.optional("position")) c.position = read_enum(*f, position_names, position_values);
   if (const auto f = m.optional("attention_mask")) c.attention_mask = read_enum(*f, mask_names, mask_values);
   if (const auto f = m.optional("sliding_window")) c.sliding_window = read_count(*f);
+  if (const auto f = m.optional("full_attention_every")) c.full_attention_every = read_count(*f);
   if (const auto f = m.optional("tied_embeddings")) c.tied_embeddings = read_bool(*f);
   if (const auto f = m.optional("dropout")) c.dropout = read_bool(*f);
   if (const auto f = m.optional("head_dim")) c.head_dim_override = read_count(*f);

@@ -9,13 +9,10 @@ namespace twocs::lowering::detail {
 MergedPasses::MergedPasses(const IterationContext& context, const ChunkPasses& passes)
     : context_(context), passes_(passes) {
   if (!context.plan.overlap.expert_comm) return;
-  layer_cuts_ = cut_layer(context.ops.layer);
-  if (context.ops.dense_layers > 0) dense_layer_cuts_ = cut_layer(context.ops.dense_layer);
+  for (const auto& kind : context.ops.kinds) cuts_.push_back(cut_layer(kind));
 }
 
-const LayerCuts& MergedPasses::cuts_at(std::int64_t layer) const {
-  return layer < context_.ops.dense_layers ? dense_layer_cuts_ : layer_cuts_;
-}
+const LayerCuts& MergedPasses::cuts_at(std::int64_t layer) const { return cuts_[context_.ops.kind_at(layer)]; }
 
 void MergedPasses::run(DeviceLowering& device, const WorkItem& forward, const WorkItem& backward) const {
   const auto& f = context_.chunk_at(device.at, forward.chunk);

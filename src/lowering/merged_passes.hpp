@@ -5,6 +5,8 @@
 // and TransformerModelChunkSchedulePlan.run).
 #pragma once
 
+#include <vector>
+
 #include <twocs/lowering/schedule.hpp>
 
 #include "chunk_passes.hpp"
@@ -27,8 +29,7 @@ private:
 
   const IterationContext& context_;
   const ChunkPasses& passes_;
-  LayerCuts layer_cuts_;
-  LayerCuts dense_layer_cuts_;
+  std::vector<LayerCuts> cuts_; // per kind of layer (PreparedModel::kinds)
 };
 
 } // namespace twocs::lowering::detail

@@ -1,6 +1,8 @@
 #include "prepared_steps.hpp"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 #include <variant>
 
 namespace twocs::lowering::detail {
@@ -50,11 +52,17 @@ PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, cons
         prepare(sink, model::transformer_layer_recompute(s, plan.recompute, plan.recompute_modules), cost)};
   };
   PreparedModel ops;
-  ops.layer = prepare_layer(shape);
-  // Mixed models (DeepSeek-V3: 3 dense layers, then MoE): the dense layers' own sequences.
-  if (shape.model.moe && shape.model.moe->dense_layers > 0) {
-    ops.dense_layers = std::min(shape.model.moe->dense_layers, shape.model.layers);
-    ops.dense_layer = prepare_layer(shape.for_layer(0));
+  // Layers differ by their FFN (DeepSeek-V3: 3 dense layers, then MoE) and their attention
+  // (Gemma 3: five windowed layers, then a global one): each kind is prepared once, in the order
+  // the layers first use it.
+  std::map<std::pair<bool, bool>, std::size_t> kinds;
+  const std::int64_t all_layers = shape.model.layers + shape.model.mtp_layers;
+  ops.kind_of_layer.reserve(static_cast<std::size_t>(all_layers));
+  for (std::int64_t i = 0; i < all_layers; ++i) {
+    const model::LayerShape layer = shape.for_layer(i);
+    const auto [it, added] = kinds.try_emplace({layer.moe_ffn, layer.full_attention}, ops.kinds.size());
+    if (added) ops.kinds.push_back(prepare_layer(layer));
+    ops.kind_of_layer.push_back(it->second);
   }
   ops.embedding_forward = prepare(sink, model::embedding_forward(shape), cost);
   ops.embedding_backward = prepare(sink, model::embedding_backward(shape), cost);

@@ -37,9 +37,10 @@ struct PreparedLayer {
 
 /// The operator sequences every device runs, costed and labelled once.
 struct PreparedModel {
-  PreparedLayer layer;           // the model's layer (MoE with model.moe)
-  PreparedLayer dense_layer;     // the first moe.dense_layers layers' (dense FFN); empty without them
-  std::int64_t dense_layers = 0; // layers 0 .. dense_layers - 1 run dense_layer (DeepSeek-V3: 3)
+  /// The kinds of layer the model has (FFN dense or MoE, attention windowed or whole), and the
+  /// kind of each layer, the multi-token-prediction depths after the model's (model.layers + k).
+  std::vector<PreparedLayer> kinds;
+  std::vector<std::size_t> kind_of_layer;
   PreparedSequence embedding_forward, embedding_backward;
   PreparedSequence head_forward, head_backward_tied, head_backward_own;
   /// A multi-token-prediction depth's steps around its layer (empty without model.mtp_layers);
@@ -48,9 +49,8 @@ struct PreparedModel {
   PreparedSequence mtp_head_forward, mtp_head_backward;
 
   /// The sequences of layer `index` (0-based over the model).
-  [[nodiscard]] const PreparedLayer& layer_at(std::int64_t index) const {
-    return index < dense_layers ? dense_layer : layer;
-  }
+  [[nodiscard]] const PreparedLayer& layer_at(std::int64_t index) const { return kinds[kind_at(index)]; }
+  [[nodiscard]] std::size_t kind_at(std::int64_t index) const { return kind_of_layer[static_cast<std::size_t>(index)]; }
 };
 
 /// The sequences of `shape`'s layers and blocks, recomputing as `plan` says.

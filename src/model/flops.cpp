@@ -1,6 +1,8 @@
 #include <twocs/model/flops.hpp>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 #include <variant>
 
 #include <twocs/model/layer_ops.hpp>
@@ -18,21 +20,24 @@ units::Flops model_flops_of(const StepSequence& steps) {
 } // namespace
 
 units::Flops model_flops_per_iteration(const TransformerConfig& model, const TrainingPlan& plan) {
-  LayerShape shape = LayerShape::of(model, plan);
-  const auto layer_flops = [&](bool moe) {
-    shape.moe_ffn = moe;
-    return model_flops_of(transformer_layer_forward(shape)) + model_flops_of(transformer_layer_backward(shape));
+  const LayerShape shape = LayerShape::of(model, plan);
+  // Layers differ by their FFN (the first moe.dense_layers keep the dense one) and their attention
+  // (model.full_attention_every): each kind is costed once.
+  std::map<std::pair<bool, bool>, units::Flops> by_kind;
+  const auto layer_flops = [&](std::int64_t index) {
+    const LayerShape layer = shape.for_layer(index);
+    auto [it, added] = by_kind.try_emplace({layer.moe_ffn, layer.full_attention});
+    if (added)
+      it->second = model_flops_of(transformer_layer_forward(layer)) + model_flops_of(transformer_layer_backward(layer));
+    return it->second;
   };
-  // The first moe.dense_layers layers keep the dense FFN; the rest route to experts.
-  const std::int64_t dense = model.moe ? std::min(model.moe->dense_layers, model.layers) : model.layers;
-  const units::Flops layers =
-      layer_flops(false) * static_cast<double>(dense) +
-      (model.moe ? layer_flops(true) * static_cast<double>(model.layers - dense) : units::Flops{});
+  units::Flops layers;
+  for (std::int64_t i = 0; i < model.layers; ++i) layers += layer_flops(i);
   const units::Flops ends = model_flops_of(embedding_forward(shape)) + model_flops_of(embedding_backward(shape)) +
                             model_flops_of(output_head_forward(shape)) +
                             model_flops_of(output_head_backward(shape, true));
   // Each multi-token-prediction depth: a layer of the last layer's kind, its projection and loss.
-  const units::Flops mtp = (layer_flops(model.is_moe_layer(model.layers)) + model_flops_of(mtp_input_forward(shape)) +
+  const units::Flops mtp = (layer_flops(model.layers) + model_flops_of(mtp_input_forward(shape)) +
                             model_flops_of(mtp_input_backward(shape, true)) + model_flops_of(mtp_head_forward(shape)) +
                             model_flops_of(mtp_head_backward(shape))) *
                            static_cast<double>(model.mtp_layers);

@@ -87,7 +87,7 @@ AttentionShape flash_geometry(const LayerShape& shape, const LayerDims& d) {
           m.qk_head_dim(),
           m.attention_mask == AttentionMask::causal,
           m.mla ? m.v_head_dim() : 0,
-          m.sliding_window};
+          shape.attention_window()};
 }
 
 ComputeOp flash_forward(std::string name, const LayerShape& shape, const AttentionShape& a, Pass pass) {

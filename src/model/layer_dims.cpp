@@ -33,8 +33,8 @@ LayerDims dims_of(const LayerShape& shape) {
   // query on average (Dao 2023, section 3.1.1), and with a sliding window those before it too
   // (FlashAttention-2's window_size; AttentionShape::attended). The unfused path computes all
   // s x s scores and masks the rest: that share is no model work.
-  const AttentionShape whole{1, m.seq_len,       m.seq_len, 1, m.attention_mask == AttentionMask::causal,
-                             0, m.sliding_window};
+  const AttentionShape whole{
+      1, m.seq_len, m.seq_len, 1, m.attention_mask == AttentionMask::causal, 0, shape.attention_window()};
   d.attended_keys = whole.attended();
   d.masked_share = 1.0 - as_double(d.attended_keys) / as_double(m.seq_len);
   return d;

@@ -272,6 +272,14 @@ void validate(const TransformerConfig& m) {
   if (m.sliding_window > 0 && m.attention_mask != AttentionMask::causal)
     throw InputError("model.sliding_window is a causal window, but model.attention_mask is full",
                      "model.sliding_window", "set attention_mask: causal, or remove sliding_window");
+  if (m.full_attention_every > 0 && m.sliding_window == 0)
+    throw InputError("model.full_attention_every names the layers without a window, but there is no "
+                     "model.sliding_window",
+                     "model.full_attention_every", "give model.sliding_window, or remove full_attention_every");
+  if (m.full_attention_every == 1)
+    throw InputError("model.full_attention_every: 1 makes every layer attend the whole prefix",
+                     "model.full_attention_every",
+                     "remove sliding_window and full_attention_every, or give every K-th layer (Gemma 3: 6)");
   if (m.mla) {
     require_positive(m.mla->kv_lora_rank, "model.mla.kv_lora_rank");
     require_positive(m.mla->qk_nope_head_dim, "model.mla.qk_nope_head_dim");

@@ -171,6 +171,19 @@ Work layer_work(const model::LayerShape& shape, const model::TrainingPlan& plan,
   return w;
 }
 
+/// The model's (MoE) layer averaged over its attention pattern: with model.full_attention_every
+/// = K, K - 1 windowed layers and one over the whole prefix.
+Work mean_layer_work(const model::LayerShape& shape, const model::TrainingPlan& plan,
+                     const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost) {
+  const std::int64_t k = shape.model.sliding_window > 0 ? shape.model.full_attention_every : 0;
+  if (k <= 1) return layer_work(shape, plan, cluster, cost);
+  model::LayerShape full = shape;
+  full.full_attention = true;
+  Work w = layer_work(shape, plan, cluster, cost).times(static_cast<double>(k - 1));
+  w += layer_work(full, plan, cluster, cost);
+  return w.times(1.0 / static_cast<double>(k));
+}
+
 /// The layers of the device with the most work. A mixed model's dense-FFN layers come first
 /// (model.moe.dense_layers), so the first stage holds them and every other stage, if any, only
 /// the model's MoE layers: the busier of the two.
@@ -213,7 +226,7 @@ Projection project(const model::TransformerConfig& model, const model::TrainingP
   Projection out;
   out.micro_batches = plan.global_batch / (p.data * plan.micro_batch);
   out.layers_per_device = (model.layers + p.pipeline - 1) / p.pipeline;
-  out.layer = layer_work(shape, plan, cluster, cost);
+  out.layer = mean_layer_work(shape, plan, cluster, cost);
   out.stage = busiest_stage(out, model, shape, plan, cluster, cost);
 
   // The device with the most work: its layers, the output head (last stage), and with one

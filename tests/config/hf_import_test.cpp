@@ -70,6 +70,54 @@ TEST_CASE("Mistral's sliding window carries over, null means none, Qwen's partia
   CHECK(qwen.key_path() == "use_sliding_window");
 }
 
+TEST_CASE("gpt-oss alternates windowed and full layers, its layer_types read as every 2nd layer full") {
+  // openai/gpt-oss-120b's config.json (its layer_types shortened to the 4 layers given here).
+  const std::string head = R"({"model_type": "gpt_oss", "num_hidden_layers": 4, "hidden_size": 2880,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
+    "num_local_experts": 128, "num_experts_per_tok": 4, "vocab_size": 201088,
+    "max_position_embeddings": 131072, "tie_word_embeddings": false, "sliding_window": 128)";
+  const auto w = import(head + R"(, "layer_types": ["sliding_attention", "full_attention",
+    "sliding_attention", "full_attention"]})");
+  CHECK(w.model.sliding_window == 128);
+  CHECK(w.model.full_attention_every == 2);
+  CHECK(w.model.window_at(0) == 128);
+  CHECK(w.model.window_at(1) == 0);
+  CHECK(w.model.head_dim() == 64);
+  REQUIRE(w.model.moe.has_value());
+  CHECK(w.model.moe->experts == 128);
+  CHECK(w.model.moe->top_k == 4);
+  CHECK(w.model.moe->expert_ffn_hidden == 2880);
+  // Without layer_types, transformers' GptOssConfig alternates the same way.
+  CHECK(import(head + "}").model.full_attention_every == 2);
+  // Every layer windowed, or none.
+  const auto all_windowed = import(head + R"(, "layer_types": ["sliding_attention", "sliding_attention",
+    "sliding_attention", "sliding_attention"]})");
+  CHECK(all_windowed.model.sliding_window == 128);
+  CHECK(all_windowed.model.full_attention_every == 0);
+  const auto none = import(head + R"(, "layer_types": ["full_attention", "full_attention", "full_attention",
+    "full_attention"]})");
+  CHECK(none.model.sliding_window == 0);
+}
+
+TEST_CASE("layer_types that twocs cannot map name the field") {
+  const auto error_of = [](const std::string& types) {
+    return test::input_error_of([&] {
+      (void)config::import_hf_config(R"({"model_type": "qwen3", "num_hidden_layers": 4, "hidden_size": 64,
+        "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128,
+        "sliding_window": 32, "layer_types": )" +
+                                         types + "}",
+                                     "config.json");
+    });
+  };
+  // Qwen's max_window_layers pattern: full first, windowed after.
+  const auto irregular = error_of(R"(["full_attention", "full_attention", "sliding_attention", "sliding_attention"])");
+  CHECK(irregular.key_path() == "layer_types");
+  CHECK(std::string(irregular.problem()).find("a pattern twocs cannot map") != std::string::npos);
+  CHECK(error_of(R"(["full_attention"])").key_path() == "layer_types"); // one entry for 4 layers
+  const auto unknown = error_of(R"(["chunked_attention", "full_attention", "full_attention", "full_attention"])");
+  CHECK(std::string(unknown.problem()).find("\"chunked_attention\"") != std::string::npos);
+}
+
 TEST_CASE("GPT-2 keeps LayerNorm, learned positions, GeLU and tied embeddings") {
   const auto g = import(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12,
     "vocab_size": 50257, "n_positions": 1024})");

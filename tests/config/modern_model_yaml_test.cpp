@@ -1,5 +1,5 @@
 // The model keys of today's models (norm, position, attention_mask, tied_embeddings, head_dim,
-// moe) and parallelism.context / expert, read strictly like every other key.
+// moe, sliding_window, full_attention_every) and parallelism.context / expert, read strictly like every other key.
 #include <doctest/doctest.h>
 
 #include <twocs/config/scenario_loader.hpp>
@@ -85,6 +85,16 @@ TEST_CASE("model.mtp_layers reads the multi-token-prediction depths, 0 without t
   CHECK(config::parse_workload({"w.yaml", with_model_keys("")}).model.mtp_layers == 0);
   const auto negative = test::workload_error(with_model_keys("  mtp_layers: -1\n"));
   CHECK(negative.key_path() == "model.mtp_layers");
+}
+
+TEST_CASE("model.full_attention_every reads the period of the whole-prefix layers of a windowed model") {
+  const auto w = config::parse_workload(
+      {"w.yaml", with_model_keys("  sliding_window: 32\n  full_attention_every: 6\n")}); // Gemma 3's pattern
+  CHECK(w.model.sliding_window == 32);
+  CHECK(w.model.full_attention_every == 6);
+  CHECK(config::parse_workload({"w.yaml", with_model_keys("")}).model.full_attention_every == 0);
+  const auto alone = test::workload_error(with_model_keys("  full_attention_every: 2\n"));
+  CHECK(alone.key_path() == "model.full_attention_every");
 }
 
 TEST_CASE("bad MoE values are located and explained") {

@@ -23,7 +23,8 @@ struct LayerShape {
   AttentionKernel attention = AttentionKernel::unfused; // fused: FlashAttention (fused_attention.cpp)
   KernelFusion kernels = KernelFusion::fused;           // eager: PyTorch eager's separate kernels
   std::int64_t expert = 1;                              // ep: expert-parallel degree (experts per rank = experts / ep)
-  bool moe_ffn = false; // this layer's FFN is the model's mixture of experts (model.moe)
+  bool moe_ffn = false;        // this layer's FFN is the model's mixture of experts (model.moe)
+  bool full_attention = false; // this layer ignores model.sliding_window (model.full_attention_every)
   /// FP8 training as Transformer Engine runs it (training.dtype: fp8; docs/simulation.md, "FP8"):
   /// the linear layers' GEMMs take FP8 inputs at the FP8 peak, everything else (activations,
   /// memory-bound kernels, communication) stays in `dtype`, which is then bf16.
@@ -36,12 +37,17 @@ struct LayerShape {
 
   /// The model's layer under `plan`: a MoE layer when the model has model.moe.
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);
-  /// Layer `index` (0-based over the model): its FFN dense for the first moe.dense_layers layers.
+  /// Layer `index` (0-based over the model): its FFN dense for the first moe.dense_layers layers,
+  /// its attention over the whole prefix for the layers model.full_attention_every names.
   [[nodiscard]] LayerShape for_layer(std::int64_t index) const {
     LayerShape s = *this;
     s.moe_ffn = model.is_moe_layer(index);
+    s.full_attention = model.window_at(index) == 0;
     return s;
   }
+  /// The keys a query may look back over in this layer: model.sliding_window, or 0 (the whole
+  /// causal prefix) without one or in a full-attention layer.
+  [[nodiscard]] std::int64_t attention_window() const { return full_attention ? 0 : model.sliding_window; }
   /// The dtype of the linear layers' GEMMs (qkv, out, fc1, fc2, the experts): fp8 or `dtype`.
   [[nodiscard]] Dtype linear_dtype() const { return fp8_linear ? Dtype::fp8 : dtype; }
 };

@@ -69,6 +69,11 @@ struct TransformerConfig {
   /// before it (Child et al. 2019's local attention; Mistral 7B, Jiang et al. 2023, section 2:
   /// W = 4096). 0: the whole causal prefix.
   std::int64_t sliding_window = 0;
+  /// With a sliding window, every K-th layer (layers K - 1, 2K - 1, ... 0-based) attends the whole
+  /// causal prefix and the others the window: Gemma 2 alternates (K = 2; Gemma Team 2024, section
+  /// 2.1), Gemma 3 runs five local layers per global one (K = 6), gpt-oss alternates (K = 2). 0:
+  /// every layer windowed.
+  std::int64_t full_attention_every = 0;
   bool tied_embeddings = true; // the output layer reuses the word embedding (GPT-3, Megatron-LM)
   /// Dropout after attention and after the MLP keeps a one-byte mask per element for backward
   /// (Megatron-LM's default 0.1, GPT-3, BLOOM's Megatron-DeepSpeed); Llama, Qwen and Mixtral
@@ -94,6 +99,12 @@ struct TransformerConfig {
   [[nodiscard]] std::int64_t attention_width() const { return heads * v_head_dim(); }
   /// Width of the fused QKV projection output: a * d_head for Q plus 2 * kv_heads * d_head for K and V.
   [[nodiscard]] std::int64_t qkv_width() const { return attention_width() + 2 * kv_heads * head_dim(); }
+  /// The window of layer `index` (0-based over the whole model; the multi-token-prediction
+  /// depths continue the count): sliding_window, or 0 for a layer that attends the whole prefix.
+  [[nodiscard]] std::int64_t window_at(std::int64_t index) const {
+    if (full_attention_every > 0 && (index + 1) % full_attention_every == 0) return 0;
+    return sliding_window;
+  }
   /// True when layer `index` (0-based over the whole model) has a mixture-of-experts FFN.
   [[nodiscard]] bool is_moe_layer(std::int64_t index) const { return moe && index >= moe->dense_layers; }
   /// Multi-token prediction embeds its shifted tokens on the last stage: a stage that runs it
