@@ -8,16 +8,13 @@
 #include <twocs/model/layer_ops.hpp>
 
 #include "support/modern_models.hpp"
+#include "support/step_lookup.hpp"
 
 using namespace twocs::model;
 
 namespace {
 
-const ComputeOp* find(const StepSequence& steps, const std::string& name) {
-  for (const auto& step : steps)
-    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) return op;
-  return nullptr;
-}
+using twocs::testing::find_step;
 
 LayerShape shape_of(KernelFusion kernels) {
   LayerShape shape;
@@ -35,27 +32,27 @@ TEST_CASE("eager RMSNorm, RoPE and SwiGLU move the bytes of their separate kerne
   const auto fused = transformer_layer_forward(shape_of(KernelFusion::fused));
   const auto eager = transformer_layer_forward(shape_of(KernelFusion::eager));
   // RMSNorm: cast (2 + 4), square (4 + 4), mean (4), normalise (4 + 4), cast back (4 + 2), scale (2 + 2).
-  CHECK(find(eager, "attn.norm")->bytes.value() == doctest::Approx(36 * tokens * h));
-  CHECK(find(fused, "attn.norm")->bytes.value() == doctest::Approx(4 * tokens * h));
+  CHECK(find_step(eager, "attn.norm")->bytes.value() == doctest::Approx(36 * tokens * h));
+  CHECK(find_step(fused, "attn.norm")->bytes.value() == doctest::Approx(4 * tokens * h));
   // RoPE on Q and K: cast (2 + 4), complex multiply (4 + 4), cast back (4 + 2).
-  CHECK(find(eager, "attn.rope")->bytes.value() == doctest::Approx(20 * tokens * (q + kv)));
+  CHECK(find_step(eager, "attn.rope")->bytes.value() == doctest::Approx(20 * tokens * (q + kv)));
   // SwiGLU: silu (2 + 2) and the product (2 + 2 + 2) per element of the FFN width.
-  CHECK(find(eager, "mlp.swiglu")->bytes.value() == doctest::Approx(10 * tokens * f));
-  CHECK(find(fused, "mlp.swiglu")->bytes.value() == doctest::Approx(6 * tokens * f));
+  CHECK(find_step(eager, "mlp.swiglu")->bytes.value() == doctest::Approx(10 * tokens * f));
+  CHECK(find_step(fused, "mlp.swiglu")->bytes.value() == doctest::Approx(6 * tokens * f));
   // repeat_kv writes K and V at all 64 heads and reads the 8-head source; fused attention reads GQA as is.
-  REQUIRE(find(eager, "attn.repeat_kv") != nullptr);
-  CHECK(find(eager, "attn.repeat_kv")->bytes.value() == doctest::Approx(2 * tokens * q * 2 * (1 + 8.0 / 64)));
-  CHECK(find(fused, "attn.repeat_kv") == nullptr);
+  REQUIRE(find_step(eager, "attn.repeat_kv") != nullptr);
+  CHECK(find_step(eager, "attn.repeat_kv")->bytes.value() == doctest::Approx(2 * tokens * q * 2 * (1 + 8.0 / 64)));
+  CHECK(find_step(fused, "attn.repeat_kv") == nullptr);
   // The GEMMs are the same kernels either way.
-  CHECK(find(eager, "mlp.fc1")->flops.value() == doctest::Approx(find(fused, "mlp.fc1")->flops.value()));
+  CHECK(find_step(eager, "mlp.fc1")->flops.value() == doctest::Approx(find_step(fused, "mlp.fc1")->flops.value()));
 }
 
 TEST_CASE("eager backward: RMSNorm's autograd kernels, SwiGLU's two products and silu_backward") {
   const double tokens = 1024, h = 8192, f = 28672;
   const auto eager = transformer_layer_backward(shape_of(KernelFusion::eager));
-  CHECK(find(eager, "attn.norm.bwd")->bytes.value() == doctest::Approx(98 * tokens * h));
-  CHECK(find(eager, "mlp.swiglu.bwd")->bytes.value() == doctest::Approx(18 * tokens * f));
-  CHECK(find(eager, "attn.repeat_kv.bwd") != nullptr);
+  CHECK(find_step(eager, "attn.norm.bwd")->bytes.value() == doctest::Approx(98 * tokens * h));
+  CHECK(find_step(eager, "mlp.swiglu.bwd")->bytes.value() == doctest::Approx(18 * tokens * f));
+  CHECK(find_step(eager, "attn.repeat_kv.bwd") != nullptr);
 }
 
 TEST_CASE("LayerNorm is one kernel in eager mode too (F.layer_norm), and MHA needs no repeat_kv") {
@@ -63,6 +60,6 @@ TEST_CASE("LayerNorm is one kernel in eager mode too (F.layer_norm), and MHA nee
   shape.model.norm = NormKind::layernorm;
   shape.model.kv_heads = shape.model.heads;
   const auto steps = transformer_layer_forward(shape);
-  CHECK(find(steps, "attn.norm")->bytes.value() == doctest::Approx(4 * 1024.0 * 8192));
-  CHECK(find(steps, "attn.repeat_kv") == nullptr);
+  CHECK(find_step(steps, "attn.norm")->bytes.value() == doctest::Approx(4 * 1024.0 * 8192));
+  CHECK(find_step(steps, "attn.repeat_kv") == nullptr);
 }

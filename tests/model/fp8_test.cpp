@@ -8,11 +8,15 @@
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/model/memory.hpp>
 
+#include "support/step_lookup.hpp"
+
 #include "../support/scenarios.hpp"
 
 using namespace twocs::model;
 
 namespace {
+
+using twocs::testing::find_step;
 
 TrainingPlan plan_with(Dtype dtype) {
   auto plan = twocs::testing::plan_of(4, 1, 1, 1, 2);
@@ -25,12 +29,6 @@ TrainingPlan plan_with(Dtype dtype) {
 const TransformerConfig& model() {
   static const TransformerConfig m = twocs::testing::gpt(2, 4096, 32, 4096);
   return m;
-}
-
-const ComputeOp* find(const StepSequence& steps, const std::string& name) {
-  for (const auto& step : steps)
-    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) return op;
-  return nullptr;
 }
 
 double tensor_bytes(const StepSequence& steps) {
@@ -54,14 +52,14 @@ TEST_CASE("fp8: linear GEMMs read FP8 inputs and write BF16, attention and the o
   CHECK(shape.dtype == Dtype::bf16);
   CHECK(shape.linear_dtype() == Dtype::fp8);
   const auto forward = transformer_layer_forward(shape);
-  const auto* fc1 = find(forward, "mlp.fc1");
+  const auto* fc1 = find_step(forward, "mlp.fc1");
   REQUIRE(fc1);
   CHECK(fc1->dtype == Dtype::fp8);
   // tokens b s = 8192 rows, k = h = 4096, n = 4h / t = 4096: inputs 1 byte, output 2 bytes.
   const double m = 2 * 4096, k = 4096, n = 4096;
   CHECK(fc1->bytes.value() == doctest::Approx(m * k + k * n + 2 * m * n));
-  CHECK(find(forward, "attn.flash")->dtype == Dtype::bf16);
-  CHECK(find(output_head_forward(shape), "head.logits")->dtype == Dtype::bf16);
+  CHECK(find_step(forward, "attn.flash")->dtype == Dtype::bf16);
+  CHECK(find_step(output_head_forward(shape), "head.logits")->dtype == Dtype::bf16);
 }
 
 TEST_CASE("fp8: tensor-parallel messages carry BF16, the same bytes as bf16 training") {
@@ -78,8 +76,8 @@ TEST_CASE("fp8: one cast per FP8 GEMM input that no norm produces: 2 forward, 4 
   const auto shape = LayerShape::of(model(), plan_with(Dtype::fp8));
   CHECK(casts(transformer_layer_forward(shape)) == 2);   // attention-output and fc2 inputs
   CHECK(casts(transformer_layer_backward(shape)) == 4);  // each linear layer's output gradient
-  const auto forward = transformer_layer_forward(shape); // find() points into it: keep it alive
-  const auto* cast = find(forward, "mlp.fc2.fp8_cast");
+  const auto forward = transformer_layer_forward(shape); // find_step() points into it: keep it alive
+  const auto* cast = find_step(forward, "mlp.fc2.fp8_cast");
   REQUIRE(cast);
   // b s f / t = 8192 x 4096 elements, read as BF16 and written as FP8.
   CHECK(cast->bytes.value() == doctest::Approx(8192.0 * 4096 * 3));

@@ -13,11 +13,13 @@
 
 #include "support/modern_models.hpp"
 #include "support/scenarios.hpp"
+#include "support/step_lookup.hpp"
 
 using namespace twocs::model;
 
 namespace {
 
+using twocs::testing::find_step;
 using twocs::testing::llama3_70b;
 
 TrainingPlan one_sequence() {
@@ -25,12 +27,6 @@ TrainingPlan one_sequence() {
   plan.global_batch = 1;
   plan.micro_batch = 1;
   return plan;
-}
-
-const ComputeOp* find(const StepSequence& steps, const std::string& name) {
-  for (const auto& step : steps)
-    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) return op;
-  return nullptr;
 }
 
 LayerShape shape_of(const TransformerConfig& m, AttentionKernel kernel) {
@@ -72,14 +68,14 @@ TEST_CASE("causal FlashAttention visits half the keys, unfused kernels compute t
   full.attention_mask = AttentionMask::full;
   const auto causal_steps = transformer_layer_forward(shape_of(m, AttentionKernel::fused));
   const auto full_steps = transformer_layer_forward(shape_of(full, AttentionKernel::fused));
-  const auto* causal_flash = find(causal_steps, "attn.flash");
-  const auto* full_flash = find(full_steps, "attn.flash");
+  const auto* causal_flash = find_step(causal_steps, "attn.flash");
+  const auto* full_flash = find_step(full_steps, "attn.flash");
   REQUIRE(causal_flash);
   REQUIRE(full_flash);
   CHECK(causal_flash->flops.value() == doctest::Approx(full_flash->flops.value() / 2));
   CHECK(causal_flash->bytes.value() == doctest::Approx(full_flash->bytes.value())); // Q, K, V, O once either way
   const auto unfused_steps = transformer_layer_forward(shape_of(m, AttentionKernel::unfused));
-  const auto* scores = find(unfused_steps, "attn.scores");
+  const auto* scores = find_step(unfused_steps, "attn.scores");
   REQUIRE(scores);
   // 2 b s^2 h FLOPs computed, half of them model FLOPs.
   CHECK(scores->flops.value() == doctest::Approx(2.0 * 2048 * 2048 * 1024));
@@ -90,14 +86,14 @@ TEST_CASE("rotary embeddings add a Q/K kernel per layer and drop the position ta
   auto m = llama3_70b();
   const LayerShape shape = shape_of(m, AttentionKernel::fused);
   const auto forward = transformer_layer_forward(shape);
-  const auto* rope = find(forward, "attn.rope");
+  const auto* rope = find_step(forward, "attn.rope");
   REQUIRE(rope);
   // b s (a + g) d elements, read and written once in bf16.
   CHECK(rope->bytes.value() == doctest::Approx(8192.0 * (64 + 8) * 128 * 2 * 2));
-  CHECK(find(transformer_layer_backward(shape), "attn.rope.bwd"));
+  CHECK(find_step(transformer_layer_backward(shape), "attn.rope.bwd"));
   auto learned = m;
   learned.position = PositionKind::learned;
-  CHECK_FALSE(find(transformer_layer_forward(shape_of(learned, AttentionKernel::fused)), "attn.rope"));
+  CHECK_FALSE(find_step(transformer_layer_forward(shape_of(learned, AttentionKernel::fused)), "attn.rope"));
   CHECK(count_parameters(learned, 1).embedding - count_parameters(m, 1).embedding == 8192 * 8192);
 }
 
@@ -118,7 +114,7 @@ TEST_CASE("RMSNorm has a scale only, an untied output layer has its own weights"
   CHECK(count_parameters(tied, 1).output == 0);
   // The untied output layer owns its gradient even when the embedding shares its stage.
   const auto head = output_head_backward(shape_of(m, AttentionKernel::fused), false);
-  const auto* wgrad = find(head, "head.logits.wgrad");
+  const auto* wgrad = find_step(head, "head.logits.wgrad");
   REQUIRE(wgrad);
   CHECK(wgrad->grad_params == 128256LL * 8192);
 }
@@ -130,7 +126,7 @@ TEST_CASE("an explicit head_dim widens Q and the attention output (Qwen3: 64 hea
   CHECK(m.attention_width() == 8192);
   CHECK(m.qkv_width() == 8192 + 2 * 4 * 128);
   const auto steps = transformer_layer_forward(shape_of(m, AttentionKernel::fused));
-  const auto* out = find(steps, "attn.out");
+  const auto* out = find_step(steps, "attn.out");
   REQUIRE(out);
   CHECK(out->gemm->k == 8192);
 }

@@ -10,18 +10,14 @@
 #include <twocs/model/parameters.hpp>
 
 #include "support/modern_models.hpp"
+#include "support/step_lookup.hpp"
 
 using namespace twocs::model;
 
 namespace {
 
+using twocs::testing::find_step;
 using twocs::testing::qwen3_235b;
-
-const ComputeOp* find(const StepSequence& steps, const std::string& name) {
-  for (const auto& step : steps)
-    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) return op;
-  return nullptr;
-}
 
 LayerShape moe_shape(const TransformerConfig& m, std::int64_t expert = 1) {
   LayerShape shape;
@@ -51,15 +47,15 @@ TEST_CASE("Qwen3-235B-A22B model FLOPs per token at s = 4096 match the published
 TEST_CASE("grouped expert GEMMs run tokens x top_k / experts rows per expert") {
   const auto m = qwen3_235b();
   const auto steps = transformer_layer_forward(moe_shape(m));
-  const auto* fc1 = find(steps, "moe.experts.fc1");
+  const auto* fc1 = find_step(steps, "moe.experts.fc1");
   REQUIRE(fc1);
   CHECK(fc1->gemm->m == 4096 * 8 / 128);
   CHECK(fc1->gemm->n == 2 * 1536);
   CHECK(fc1->gemm->batch == 128);
-  const auto* router = find(steps, "moe.router");
+  const auto* router = find_step(steps, "moe.router");
   REQUIRE(router);
   CHECK(router->flops.value() == doctest::Approx(2.0 * 4096 * 4096 * 128));
-  CHECK_FALSE(find(steps, "mlp.fc1")); // no shared expert in Qwen3
+  CHECK_FALSE(find_step(steps, "mlp.fc1")); // no shared expert in Qwen3
 }
 
 TEST_CASE("load skew makes the busiest expert-parallel rank work longer, not the model bigger") {
@@ -67,8 +63,8 @@ TEST_CASE("load skew makes the busiest expert-parallel rank work longer, not the
   m.moe->load_imbalance = 1.5;
   const auto balanced_steps = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
   const auto skewed_steps = transformer_layer_forward(moe_shape(m, 8));
-  const auto* balanced = find(balanced_steps, "moe.experts.fc1");
-  const auto* skewed = find(skewed_steps, "moe.experts.fc1");
+  const auto* balanced = find_step(balanced_steps, "moe.experts.fc1");
+  const auto* skewed = find_step(skewed_steps, "moe.experts.fc1");
   REQUIRE(balanced);
   REQUIRE(skewed);
   CHECK(balanced->gemm->batch == 16); // 128 experts over 8 ranks
@@ -79,10 +75,10 @@ TEST_CASE("load skew makes the busiest expert-parallel rank work longer, not the
   // A capacity factor drops the tokens beyond it (Fedus et al. 2022, Eq. 3).
   m.moe->capacity_factor = 1.25;
   const auto capped = transformer_layer_forward(moe_shape(m, 8));
-  CHECK(find(capped, "moe.experts.fc1")->gemm->m == 2560);
+  CHECK(find_step(capped, "moe.experts.fc1")->gemm->m == 2560);
   // With every expert on one rank, skew moves load between its experts only.
   const auto one_rank = transformer_layer_forward(moe_shape(m, 1));
-  CHECK(find(one_rank, "moe.experts.fc1")->gemm->m == 256);
+  CHECK(find_step(one_rank, "moe.experts.fc1")->gemm->m == 256);
 }
 
 TEST_CASE("load skew makes the busiest rank receive its experts' extra tokens, up to the capacity") {
@@ -165,14 +161,14 @@ TEST_CASE("the all-to-all dispatcher all-gathers per-expert token counts and wai
   for (const auto& step : transformer_layer_backward(moe_shape(qwen3_235b(), 8)))
     if (const auto* c = std::get_if<CollectiveOp>(&step)) CHECK(c->kind == Collective::all_to_all);
   // One rank holds every expert (ep = 1): nothing to exchange.
-  CHECK_FALSE(find(transformer_layer_forward(moe_shape(qwen3_235b(), 1)), "moe.dispatch.host_sync"));
+  CHECK_FALSE(find_step(transformer_layer_forward(moe_shape(qwen3_235b(), 1)), "moe.dispatch.host_sync"));
 }
 
 TEST_CASE("shared experts run as a dense MLP, experts per rank divide the parameters") {
   auto m = qwen3_235b();
   m.moe->shared_experts = 1;
   const auto steps = transformer_layer_forward(moe_shape(m));
-  const auto* shared = find(steps, "mlp.fc1");
+  const auto* shared = find_step(steps, "mlp.fc1");
   REQUIRE(shared);
   CHECK(shared->gemm->n == 2 * 1536);
   const auto whole = count_parameters(qwen3_235b(), 1, 1);

@@ -11,10 +11,13 @@
 #include <twocs/model/layer_ops.hpp>
 
 #include "support/modern_models.hpp"
+#include "support/step_lookup.hpp"
 
 using namespace twocs::model;
 
 namespace {
+
+using twocs::testing::find_step;
 
 std::vector<std::string> names(const StepSequence& steps) {
   std::vector<std::string> out;
@@ -23,12 +26,6 @@ std::vector<std::string> names(const StepSequence& steps) {
     if (const auto* c = std::get_if<CollectiveOp>(&step)) out.push_back(c->name);
   }
   return out;
-}
-
-const ComputeOp* find(const StepSequence& steps, const std::string& name, Pass pass) {
-  for (const auto& step : steps)
-    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name && op->pass == pass) return op;
-  return nullptr;
 }
 
 bool all_recompute(const StepSequence& steps) {
@@ -83,8 +80,8 @@ TEST_CASE("MoE layer: layernorm re-runs the pre-MLP norm and moe_act the experts
   CHECK(all_recompute(steps));
   // The same kernels as the forward's.
   const auto forward = transformer_layer_forward(shape);
-  const auto* act = find(steps, "moe.experts.swiglu", Pass::recompute);
-  const auto* act_forward = find(forward, "moe.experts.swiglu", Pass::forward);
+  const auto* act = find_step(steps, "moe.experts.swiglu", Pass::recompute);
+  const auto* act_forward = find_step(forward, "moe.experts.swiglu", Pass::forward);
   REQUIRE(act);
   REQUIRE(act_forward);
   CHECK(act->bytes.value() == doctest::Approx(act_forward->bytes.value()));
@@ -119,8 +116,8 @@ TEST_CASE("MLA: mla_up_proj re-runs the query and key/value up-projections and R
   CHECK(names(steps) == std::vector<std::string>{"attn.norm", "attn.q_up", "attn.kv_up", "attn.rope", "mlp.norm"});
   // q_up: q_lora 1536 -> 128 heads x (128 + 64); kv_up: kv_lora 512 -> 128 heads x (128 + 128).
   const double s = 4096;
-  const auto* q_up = find(steps, "attn.q_up", Pass::recompute);
-  const auto* kv_up = find(steps, "attn.kv_up", Pass::recompute);
+  const auto* q_up = find_step(steps, "attn.q_up", Pass::recompute);
+  const auto* kv_up = find_step(steps, "attn.kv_up", Pass::recompute);
   REQUIRE(q_up);
   REQUIRE(kv_up);
   CHECK(q_up->flops.value() == doctest::Approx(2 * s * 1536 * 128 * 192));

@@ -15,6 +15,13 @@ inline const model::ComputeOp* find_step(const model::StepSequence& steps, const
   return nullptr;
 }
 
+/// The first compute step named `name` in pass `pass`, or nullptr.
+inline const model::ComputeOp* find_step(const model::StepSequence& steps, const std::string& name, model::Pass pass) {
+  for (const auto& step : steps)
+    if (const auto* op = std::get_if<model::ComputeOp>(&step); op && op->name == name && op->pass == pass) return op;
+  return nullptr;
+}
+
 /// One device's layer of `m`: micro-batch 1, no tensor parallelism, attention run as `attention`.
 inline model::LayerShape single_device_layer(const model::TransformerConfig& m, model::AttentionKernel attention) {
   model::LayerShape shape;
