@@ -34,17 +34,24 @@ using units::as_double;
 
 bool causal(const LayerShape& shape) { return shape.model.attention_mask == AttentionMask::causal; }
 
+/// The rank's s / cp queries against `keys` keys. MLA's per-head queries and keys are nope + rope
+/// wide and its values v_head_dim (Transformer Engine's ring takes K and V of different head
+/// dims: context_parallel.py, AttnFuncWithCPAndKVP2P, enable_mla).
+AttentionShape cp_attention(const LayerShape& shape, const LayerDims& d, std::int64_t keys) {
+  const auto& m = shape.model;
+  return {shape.micro_batch * d.local_heads, m.seq_len / shape.context, keys, m.qk_head_dim(), causal(shape),
+          m.mla ? m.v_head_dim() : 0};
+}
+
 /// One ring step: the rank's s / cp queries against one rank's s / cp keys, half of them
 /// attended under the balanced causal split.
 AttentionShape ring_step(const LayerShape& shape, const LayerDims& d) {
-  const std::int64_t local = shape.model.seq_len / shape.context;
-  return {shape.micro_batch * d.local_heads, local, local, shape.model.head_dim(), causal(shape)};
+  return cp_attention(shape, d, shape.model.seq_len / shape.context);
 }
 
 /// All-gather: the rank's s / cp queries against the whole sequence.
 AttentionShape gathered(const LayerShape& shape, const LayerDims& d) {
-  const std::int64_t s = shape.model.seq_len;
-  return {shape.micro_batch * d.local_heads, s / shape.context, s, shape.model.head_dim(), causal(shape)};
+  return cp_attention(shape, d, shape.model.seq_len);
 }
 
 CollectiveOp exchange(const char* name, Pass pass, units::Bytes size, int overlapped_ops) {
@@ -58,7 +65,7 @@ units::Bytes context_kv_block(const LayerShape& shape) {
   // Grouped K/V heads fewer than t are replicated, one per rank (Megatron-Core GQA).
   const std::int64_t kv_local = m.kv_heads >= shape.tensor ? m.kv_heads / shape.tensor : 1;
   const double tokens = as_double(shape.micro_batch) * as_double(m.seq_len / shape.context);
-  return size_of(2.0 * tokens * as_double(kv_local) * as_double(m.head_dim()), shape.dtype);
+  return size_of(tokens * as_double(kv_local) * as_double(m.kv_head_width()), shape.dtype);
 }
 
 void add_context_attention_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {

@@ -8,7 +8,8 @@
 
 namespace twocs::model::detail {
 
-/// Bytes of one rank's K and V for its s / cp tokens: b (s / cp) (kv heads / t) d_head x 2 elements.
+/// Bytes of one rank's K and V for its s / cp tokens: b (s / cp) (kv heads / t) x 2 d_head
+/// elements (MLA: nope + rope + v per head).
 [[nodiscard]] units::Bytes context_kv_block(const LayerShape& shape);
 
 /// Forward (or, under selective recomputation, recompute) of the attention core over the cp group.

@@ -167,8 +167,8 @@ double context_kv_buffers(const TransformerConfig& m, const TrainingPlan& plan, 
   const auto& par = plan.parallelism;
   if (par.context <= 1) return 0;
   const std::int64_t kv_local = m.kv_heads >= par.tensor ? m.kv_heads / par.tensor : 1;
-  const double block = 2.0 * as_double(plan.micro_batch) * as_double(m.seq_len / par.context) * as_double(kv_local) *
-                       as_double(m.head_dim()) * element;
+  const double block = as_double(plan.micro_batch) * as_double(m.seq_len / par.context) * as_double(kv_local) *
+                       as_double(m.kv_head_width()) * element;
   const double cp = as_double(par.context);
   return par.context_comm == ContextComm::ring ? std::max(cp, 4.0) * block : 2.0 * cp * block;
 }

@@ -216,9 +216,6 @@ void validate_not_yet_simulated(const TransformerConfig& m, const Parallelism& p
     throw InputError(
         fmt::format("model.moe.dense_layers ({}) must be below model.layers ({})", m.moe->dense_layers, m.layers),
         "model.moe.dense_layers", "keep at least one MoE layer, or drop model.moe for a dense model");
-  if (m.mla && par.context > 1)
-    throw InputError("model.mla with context parallelism is not simulated yet", "training.parallelism.context",
-                     "set context: 1");
   if (m.sliding_window > 0 && m.sliding_window < m.seq_len && par.context > 1)
     throw InputError("model.sliding_window with context parallelism is not simulated yet",
                      "training.parallelism.context", "set context: 1");

@@ -126,6 +126,36 @@ TEST_CASE("causal attention work is split evenly: each rank does 1/cp of the who
     }
 }
 
+TEST_CASE("latent attention (MLA) under context parallelism hands on per-head K of nope + rope and V of v_head_dim") {
+  // DeepSeek-V3's attention: 128 heads, K of 128 + 64, V of 128 per head, up-projected before the
+  // core attention, which Transformer Engine's context parallelism then splits (enable_mla).
+  for (const auto comm : {ContextComm::ring, ContextComm::all_gather}) {
+    auto mla = llama_shape(1, comm);
+    mla.model.hidden = 7168;
+    mla.model.heads = 128;
+    mla.model.kv_heads = 128;
+    mla.model.mla = MlaConfig{1536, 512, 128, 64, 128};
+    const double whole_forward = attention_flops(transformer_layer_forward(mla));
+    const double whole_backward = attention_flops(transformer_layer_backward(mla));
+    const std::int64_t cp = 4;
+    mla.context = cp;
+    const auto forward = transformer_layer_forward(mla);
+    // One rank's K and V: b (s / cp) heads (192 + 128) elements of 2 bytes.
+    const double block = 2.0 * (8192.0 / cp) * 128 * (192 + 128) * 2;
+    const double sent = comm == ContextComm::ring ? context_traffic(forward, Collective::ring_exchange).bytes
+                                                  : context_traffic(forward, Collective::all_gather).bytes;
+    CHECK(sent == doctest::Approx((comm == ContextComm::ring ? cp - 1 : cp) * block));
+    // The attention work still splits evenly, at MLA's head dims.
+    CHECK(attention_flops(forward) == doctest::Approx(whole_forward / cp));
+    CHECK(attention_flops(transformer_layer_backward(mla)) == doctest::Approx(whole_backward / cp));
+    for (const auto& step : forward)
+      if (const auto* op = std::get_if<ComputeOp>(&step); op && op->attention) {
+        CHECK(op->attention->head_dim == 192);
+        CHECK(op->attention->v_dim() == 128);
+      }
+  }
+}
+
 TEST_CASE("balanced chunks: rank r's causal work with chunks r and 2cp-1-r is the same for every r") {
   // Independent check of the split the operator sequence assumes: count the unmasked
   // (query, key) pairs of each rank's two chunks of length c.

@@ -94,6 +94,9 @@ struct TransformerConfig {
     return mla ? mla->qk_nope_head_dim + mla->qk_rope_head_dim : head_dim();
   }
   [[nodiscard]] std::int64_t v_head_dim() const { return mla ? mla->v_head_dim : head_dim(); }
+  /// Elements of one token's key and value per key/value head: 2 d_head (MLA: nope + rope + v,
+  /// the up-projected per-head K and V that attention and context parallelism see).
+  [[nodiscard]] std::int64_t kv_head_width() const { return qk_head_dim() + v_head_dim(); }
   /// Width of the attention-output projection's input: a * d_head (= h unless head_dim is set;
   /// a * v_head_dim with MLA); also the query projection's output without MLA.
   [[nodiscard]] std::int64_t attention_width() const { return heads * v_head_dim(); }
