@@ -59,8 +59,9 @@ constexpr std::array<std::string_view, 12> parallelism_keys = {
     "context", "expert",   "search", "search_candidates", "context_comm",   "expert_dispatcher"};
 constexpr std::array<std::string_view, 3> objective_names = {"none", "smallest", "fastest"};
 constexpr std::array objective_values = {PlanObjective::none, PlanObjective::smallest, PlanObjective::fastest};
-constexpr std::array<std::string_view, 2> context_comm_names = {"ring", "all_gather"};
-constexpr std::array context_comm_values = {model::ContextComm::ring, model::ContextComm::all_gather};
+constexpr std::array<std::string_view, 3> context_comm_names = {"ring", "all_gather", "all_to_all"};
+constexpr std::array context_comm_values = {model::ContextComm::ring, model::ContextComm::all_gather,
+                                            model::ContextComm::all_to_all};
 constexpr std::array<std::string_view, 2> expert_dispatcher_names = {"all_to_all", "deepep"};
 constexpr std::array expert_dispatcher_values = {model::ExpertDispatcher::all_to_all, model::ExpertDispatcher::deepep};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};

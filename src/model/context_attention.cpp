@@ -18,6 +18,12 @@
 //   queries against all s keys (s / 2 attended on average under the balanced causal split).
 //   Backward all-gathers K and V again (only the local ones are saved) and reduce-scatters the
 //   full-sequence dK and dV. Neither collective overlaps with compute.
+// all_to_all (AttnFuncWithCPAndQKVOA2A; DeepSpeed-Ulysses, Jacobs et al. 2023): an all-to-all
+//   trades the sequence split of Q, K and V for a head split, attention runs the whole sequence
+//   on a / (t cp) heads, and a second all-to-all brings the output back. Backward all-to-alls the
+//   output and its gradient, runs attention's backward and all-to-alls dQ, dK and dV back. The
+//   all-to-alls block; the heads must divide by cp (Transformer Engine asserts it). The whole
+//   sequence is local, so a sliding window applies as without context parallelism.
 // Transformer Engine runs context parallelism only on its fused attention kernels, so the
 // unfused path is refused (validate.cpp).
 #include "context_attention.hpp"
@@ -54,6 +60,40 @@ AttentionShape gathered(const LayerShape& shape, const LayerDims& d) {
   return cp_attention(shape, d, shape.model.seq_len);
 }
 
+/// All-to-all: the whole sequence on a / (t cp) heads, at the layer's window.
+AttentionShape head_split(const LayerShape& shape, const LayerDims& d) {
+  AttentionShape a = cp_attention(shape, d, shape.model.seq_len);
+  a.heads = shape.micro_batch * d.local_heads / shape.context;
+  a.queries = shape.model.seq_len;
+  a.window = shape.attention_window();
+  return a;
+}
+
+/// Bytes of the rank's Q, K and V (`qkv`) or output (`!qkv`) for its s / cp tokens.
+units::Bytes local_tensors(const LayerShape& shape, const LayerDims& d, bool qkv) {
+  const auto& m = shape.model;
+  const double tokens = as_double(shape.micro_batch) * as_double(m.seq_len / shape.context);
+  const double out = as_double(d.local_heads) * as_double(m.v_head_dim());
+  const double q = as_double(d.local_heads) * as_double(m.qk_head_dim());
+  return qkv ? size_of(tokens * q, shape.dtype) + context_kv_block(shape) : size_of(tokens * out, shape.dtype);
+}
+
+void add_head_split_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  steps.push_back(collective("attn.cp.qkv.all_to_all", Collective::all_to_all, CommGroup::context, pass,
+                             local_tensors(shape, d, true)));
+  steps.push_back(flash_forward("attn.flash", shape, head_split(shape, d), pass));
+  steps.push_back(collective("attn.cp.out.all_to_all", Collective::all_to_all, CommGroup::context, pass,
+                             local_tensors(shape, d, false)));
+}
+
+void add_head_split_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
+  steps.push_back(collective("attn.cp.out_grad.all_to_all", Collective::all_to_all, CommGroup::context, Pass::backward,
+                             local_tensors(shape, d, false) * 2.0));
+  add_flash_backward(steps, "attn.flash.bwd", shape, head_split(shape, d));
+  steps.push_back(collective("attn.cp.dqkv.all_to_all", Collective::all_to_all, CommGroup::context, Pass::backward,
+                             local_tensors(shape, d, true)));
+}
+
 CollectiveOp exchange(const char* name, Pass pass, units::Bytes size, int overlapped_ops) {
   return collective(name, Collective::ring_exchange, CommGroup::context, pass, size, overlapped_ops);
 }
@@ -71,6 +111,7 @@ units::Bytes context_kv_block(const LayerShape& shape) {
 void add_context_attention_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
   const units::Bytes block = context_kv_block(shape);
   const double cp = as_double(shape.context);
+  if (shape.context_comm == ContextComm::all_to_all) return add_head_split_forward(steps, shape, d, pass);
   if (shape.context_comm == ContextComm::all_gather) {
     steps.push_back(collective("attn.cp.kv.all_gather", Collective::all_gather, CommGroup::context, pass, block * cp));
     steps.push_back(flash_forward("attn.flash", shape, gathered(shape, d), pass));
@@ -87,6 +128,7 @@ void add_context_attention_forward(StepSequence& steps, const LayerShape& shape,
 void add_context_attention_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
   const units::Bytes block = context_kv_block(shape);
   const double cp = as_double(shape.context);
+  if (shape.context_comm == ContextComm::all_to_all) return add_head_split_backward(steps, shape, d);
   if (shape.context_comm == ContextComm::all_gather) {
     steps.push_back(collective("attn.cp.kv.all_gather.bwd", Collective::all_gather, CommGroup::context, Pass::backward,
                                block * cp));

@@ -170,7 +170,13 @@ double context_kv_buffers(const TransformerConfig& m, const TrainingPlan& plan, 
   const double block = as_double(plan.micro_batch) * as_double(m.seq_len / par.context) * as_double(kv_local) *
                        as_double(m.kv_head_width()) * element;
   const double cp = as_double(par.context);
-  return par.context_comm == ContextComm::ring ? std::max(cp, 4.0) * block : 2.0 * cp * block;
+  switch (par.context_comm) {
+  case ContextComm::ring: return std::max(cp, 4.0) * block;
+  case ContextComm::all_gather: return 2.0 * cp * block;
+  // All-to-all: the whole sequence's K/V of a / cp heads (one block's size) and its gradients.
+  case ContextComm::all_to_all: return 2.0 * block;
+  }
+  return 0;
 }
 
 /// The cross-entropy's fp32 vocabulary tensors of one micro-batch on the last stage: the logits

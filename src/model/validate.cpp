@@ -100,6 +100,17 @@ void validate_context(const TransformerConfig& m, const TrainingPlan& plan) {
                     fmt::format("each rank holds 2 of 2 cp equal chunks of the sequence: use a context degree with "
                                 "2 cp dividing {}",
                                 m.seq_len));
+  if (plan.parallelism.context_comm != ContextComm::all_to_all) return;
+  // Transformer Engine's all-to-all: "The number of attention heads needs to be divisible by CP
+  // size!" (AttnFuncWithCPAndQKVOA2A), for the query heads and the key/value heads of a rank.
+  const std::int64_t t = plan.parallelism.tensor;
+  const std::int64_t kv_local = m.kv_heads >= t ? m.kv_heads / t : 1;
+  if ((m.heads / t) % cp != 0 || kv_local % cp != 0)
+    throw InputError(fmt::format("context_comm: all_to_all splits each rank's heads over the context group, but "
+                                 "its {} query and {} key/value heads do not divide by {}",
+                                 m.heads / t, kv_local, cp),
+                     "training.parallelism.context_comm",
+                     "use a context degree that divides both, or context_comm: ring or all_gather");
 }
 
 void validate_sharding(const TransformerConfig& m, const TrainingPlan& plan) {
@@ -216,9 +227,11 @@ void validate_not_yet_simulated(const TransformerConfig& m, const Parallelism& p
     throw InputError(
         fmt::format("model.moe.dense_layers ({}) must be below model.layers ({})", m.moe->dense_layers, m.layers),
         "model.moe.dense_layers", "keep at least one MoE layer, or drop model.moe for a dense model");
-  if (m.sliding_window > 0 && m.sliding_window < m.seq_len && par.context > 1)
-    throw InputError("model.sliding_window with context parallelism is not simulated yet",
-                     "training.parallelism.context", "set context: 1");
+  // The all-to-all variant attends the whole sequence locally; the ring and the all-gather cut it.
+  if (m.sliding_window > 0 && m.sliding_window < m.seq_len && par.context > 1 &&
+      par.context_comm != ContextComm::all_to_all)
+    throw InputError("model.sliding_window with context parallelism over a ring or an all-gather is not simulated yet",
+                     "training.parallelism.context", "set context: 1, or context_comm: all_to_all");
   if (m.moe && m.moe->experts % par.expert != 0)
     throw InputError(fmt::format("model.moe.experts ({}) must be divisible by training.parallelism.expert ({})",
                                  m.moe->experts, par.expert),

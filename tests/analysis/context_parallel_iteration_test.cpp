@@ -1,4 +1,4 @@
-// A context-parallel iteration end to end: ring exchanges and all-gathers on the context stream
+// A context-parallel iteration end to end: ring exchanges, all-gathers and all-to-alls on the context stream
 // with the closed-form bytes, Megatron-Core's rank order, gradients reduced over data x context,
 // and folding exact.
 #include <doctest/doctest.h>
@@ -98,8 +98,21 @@ TEST_CASE("gradients are reduced over data x context ranks") {
   CHECK(run.summary.comm_busy_by_group[analysis::index(model::CommGroup::data)].value() > 0);
 }
 
-TEST_CASE("folding context-parallel replicas is exact: ring and all-gather") {
-  for (const auto comm : {model::ContextComm::ring, model::ContextComm::all_gather}) {
+TEST_CASE("all-to-all context parallelism: (cp - 1) / cp of Q, K, V and the output leave a rank, twice over") {
+  const std::int64_t cp = 4;
+  const auto run = simulate(small_model(), context_plan(model::ContextComm::all_to_all, cp, 1));
+  // Per rank and layer: Q (16 heads) and K, V (4 heads each) of s / cp = 1024 tokens and d = 64,
+  // then the output (16 heads); backward the output and its gradient, then dQ, dK, dV.
+  const double q = 1024.0 * 16 * 64 * 2, kv = 1024.0 * 4 * 64 * 2 * 2, out = 1024.0 * 16 * 64 * 2;
+  const double per_layer = 2 * (q + kv) + 3 * out;
+  // 2 layers, 2 micro-batches; a direct all-to-all sends each peer 1 / cp of the buffer.
+  CHECK(sent_bytes(run.graph, model::CommGroup::context) ==
+        doctest::Approx(per_layer * (cp - 1) / static_cast<double>(cp) * 2 * 2));
+  CHECK(run.summary.exposed_comm_by_group[analysis::index(model::CommGroup::context)].value() > 0);
+}
+
+TEST_CASE("folding context-parallel replicas is exact: ring, all-gather and all-to-all") {
+  for (const auto comm : {model::ContextComm::ring, model::ContextComm::all_gather, model::ContextComm::all_to_all}) {
     const auto plan = context_plan(comm, 2, 2);
     const auto full = simulate(small_model(), plan, false);
     const auto folded = simulate(small_model(), plan, true);

@@ -126,6 +126,58 @@ TEST_CASE("causal attention work is split evenly: each rank does 1/cp of the who
     }
 }
 
+TEST_CASE("all-to-all context parallelism trades the sequence split for a head split around attention") {
+  const std::int64_t cp = 4;
+  const auto shape = llama_shape(cp, ContextComm::all_to_all, 2);
+  // Per rank: b (s / cp) tokens, 16 query heads and 4 key/value heads of 128 (t = 2), 2 bytes.
+  const double tokens = 2.0 * 8192 / cp;
+  const double qkv = tokens * (16 + 2 * 4) * 128 * 2, out = tokens * 16 * 128 * 2;
+  const auto forward = transformer_layer_forward(shape);
+  const auto backward = transformer_layer_backward(shape);
+  const auto a2a = [](const StepSequence& steps) { return context_traffic(steps, Collective::all_to_all); };
+  CHECK(a2a(forward).collectives == 2);
+  CHECK(a2a(forward).bytes == doctest::Approx(qkv + out));
+  CHECK(a2a(backward).collectives == 2);
+  CHECK(a2a(backward).bytes == doctest::Approx(2 * out + qkv));
+  // The whole sequence on 16 / cp heads: one rank's share of the work is 1/cp.
+  const double whole = attention_flops(transformer_layer_forward(llama_shape(1, ContextComm::ring, 2)));
+  CHECK(attention_flops(forward) == doctest::Approx(whole / cp));
+  for (const auto& step : forward)
+    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->attention) {
+      CHECK(op->attention->queries == 8192);
+      CHECK(op->attention->heads == 2 * 16 / cp);
+    }
+}
+
+TEST_CASE("all-to-all context parallelism keeps a sliding window and needs heads divisible by cp") {
+  auto shape = llama_shape(4, ContextComm::all_to_all);
+  shape.model.sliding_window = 1024;
+  TrainingPlan plan;
+  plan.global_batch = 8;
+  plan.micro_batch = 2;
+  plan.attention = AttentionKernel::fused;
+  plan.parallelism.context = 4;
+  plan.parallelism.data = 1;
+  plan.parallelism.context_comm = ContextComm::all_to_all;
+  CHECK_NOTHROW(validate(shape.model, plan));
+  auto whole = llama_shape(1, ContextComm::ring);
+  whole.model.sliding_window = 1024;
+  CHECK(attention_flops(transformer_layer_forward(shape)) ==
+        doctest::Approx(attention_flops(transformer_layer_forward(whole)) / 4));
+  plan.parallelism.context_comm = ContextComm::ring; // the ring cuts the window: refused
+  CHECK_THROWS_AS(validate(shape.model, plan), twocs::InputError);
+  plan.parallelism.context_comm = ContextComm::all_to_all;
+  plan.parallelism.context = 16; // 8 key/value heads do not split over 16 ranks
+  plan.global_batch = 32;
+  shape.model.sliding_window = 0;
+  try {
+    validate(shape.model, plan);
+    FAIL("expected an InputError");
+  } catch (const twocs::InputError& e) {
+    CHECK(e.key_path() == "training.parallelism.context_comm");
+  }
+}
+
 TEST_CASE("latent attention (MLA) under context parallelism hands on per-head K of nope + rope and V of v_head_dim") {
   // DeepSeek-V3's attention: 128 heads, K of 128 + 64, V of 128 per head, up-projected before the
   // core attention, which Transformer Engine's context parallelism then splits (enable_mla).

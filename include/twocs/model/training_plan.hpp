@@ -82,8 +82,10 @@ enum class Framework { megatron_lm, megatron_deepspeed, fsdp };
 ///   current one (ring attention, Liu et al. 2023; Megatron-Core / Transformer Engine
 ///   cp_comm_type "p2p");
 /// `all_gather`: all-gather K and V before attention, reduce-scatter dK and dV after its
-///   backward (Llama 3, Dubey et al. 2024, section 3.3.2; Transformer Engine "all_gather").
-enum class ContextComm { ring, all_gather };
+///   backward (Llama 3, Dubey et al. 2024, section 3.3.2; Transformer Engine "all_gather");
+/// `all_to_all`: trade the sequence split for a head split before attention and back after it
+///   (DeepSpeed-Ulysses, Jacobs et al. 2023; Transformer Engine "a2a", AttnFuncWithCPAndQKVOA2A).
+enum class ContextComm { ring, all_gather, all_to_all };
 /// How tokens reach their experts' ranks (expert parallelism):
 /// `all_to_all`: Megatron-Core's all-to-all dispatcher, one copy per routed expert
 ///   (token_dispatcher.py, MoEAlltoAllTokenDispatcher);
@@ -92,7 +94,7 @@ enum class ContextComm { ring, all_gather };
 ///   the same local index, which forwards it over NVLink (DeepSeek-AI 2024, section 3.2.2).
 enum class ExpertDispatcher { all_to_all, deepep };
 [[nodiscard]] constexpr std::string_view to_string(ContextComm c) {
-  return c == ContextComm::ring ? "ring" : "all_gather";
+  return c == ContextComm::ring ? "ring" : c == ContextComm::all_gather ? "all_gather" : "all_to_all";
 }
 
 [[nodiscard]] std::string_view to_string(PipelineSchedule s);
