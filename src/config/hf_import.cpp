@@ -124,6 +124,7 @@ struct Model {
   std::int64_t mtp_layers = 0; // num_nextn_predict_layers
   std::int64_t sliding_window = 0;
   std::int64_t full_attention_every = 0;
+  bool qk_norm = false; // Qwen3's q_norm and k_norm (Qwen3Attention)
 };
 
 /// The period K of a window pattern whose every K-th layer attends the whole prefix (the others
@@ -247,11 +248,17 @@ Model read_model(const Reader& r, const std::string& type) {
     read_deepseek_moe(r, m);
     return m;
   }
-  if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3") return llama_like(r);
+  if (type == "llama" || type == "mistral" || type == "qwen2") return llama_like(r);
+  if (type == "qwen3") { // Qwen3Attention normalises each head's query and key (q_norm, k_norm)
+    Model m = llama_like(r);
+    m.qk_norm = true;
+    return m;
+  }
   // gpt-oss: grouped-query attention (head_dim 64) and experts of intermediate_size, every layer.
   if (type == "mixtral" || type == "qwen3_moe" || type == "gpt_oss") {
     Model m = llama_like(r);
     const bool qwen = type == "qwen3_moe";
+    m.qk_norm = qwen;
     if (qwen && r.j.contains("mlp_only_layers") && !r.j["mlp_only_layers"].empty())
       r.fail("mlp_only_layers",
              "field 'mlp_only_layers' cannot be mapped: dense layers between MoE layers are not modelled",
@@ -351,6 +358,7 @@ std::string import_hf_config(const std::string& json_text, const std::string& so
   if (m.mtp_layers > 0) out += fmt::format("  mtp_layers: {}\n", m.mtp_layers);
   if (m.sliding_window > 0) out += fmt::format("  sliding_window: {}\n", m.sliding_window);
   if (m.full_attention_every > 0) out += fmt::format("  full_attention_every: {}\n", m.full_attention_every);
+  if (m.qk_norm) out += "  qk_norm: true\n";
   out += "training:\n  global_batch: 1\n  micro_batch: 1\n  dtype: bf16\n  attention: fused\n"
          "  parallelism: {tensor: 1, pipeline: 1, data: 1}\n";
   return out;

@@ -21,7 +21,10 @@ void add_attention_units(ActivationUnits& u, const TransformerConfig& m, const R
   const double q = e * as_double(m.attention_width()) / h;
   u.replicated += e + e;
   if (!m.mla) {
-    u.split += q + 2 * e * as_double(m.kv_heads * m.head_dim()) / h + q;
+    const double k = e * as_double(m.kv_heads * m.head_dim()) / h;
+    u.split += q + 2 * k + q;
+    // QK-norm saves its inputs, Q and K before the norms (TE's RMSNorm keeps its input for backward).
+    if (m.qk_norm) u.split += q + k;
     return;
   }
   // MLA (Megatron-Core MLASelfAttention): the latents, before and after their RMSNorms, are

@@ -26,6 +26,7 @@ LayerDims dims_of(const LayerShape& shape) {
   d.activation = size_of(bsh, shape.dtype);
   // Grouped K/V heads fewer than t are replicated, one per rank (Megatron-Core GQA).
   const std::int64_t kv_local = m.kv_heads >= t ? m.kv_heads / t : 1;
+  d.kv_local_heads = kv_local;
   d.rope_elements = as_double(d.tokens) * as_double(d.local_heads + kv_local) * as_double(m.head_dim());
   // MLA rotates each head's rope part of Q and one key rope part shared by the heads (DeepSeek-V2, Eq. 14-15).
   if (m.mla) d.rope_elements = as_double(d.tokens) * as_double(d.local_heads + 1) * as_double(m.mla->qk_rope_head_dim);

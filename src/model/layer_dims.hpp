@@ -19,6 +19,7 @@ struct LayerDims {
   std::int64_t ffn_out_local = 0;   // rows of fc2 = f / t
   units::Bytes activation;          // b * s / cp * h elements: the tensor-parallel collective buffer
   double rope_elements = 0;         // b * s * (a + g) / t * d_head: the Q and K values rotary embeddings touch
+  std::int64_t kv_local_heads = 0;  // g / t, at least 1 (grouped K/V heads fewer than t are replicated)
   double masked_share = 0;          // of the s x s scores, the masked ones: 1/2 causal, more with a window
   std::int64_t attended_keys = 0;   // keys a fused kernel visits per query: s, s / 2 causal, fewer windowed
 };

@@ -4,7 +4,9 @@
 #include "memory_bound_costs.hpp"
 
 #include <twocs/model/layer_ops.hpp>
+#include <twocs/units/numeric.hpp>
 
+#include <string>
 #include <utility>
 
 namespace twocs::model::detail {
@@ -127,6 +129,22 @@ ComputeOp norm_backward(const LayerShape& shape, const LayerDims& d, std::string
                    norm_bytes(shape.model.norm, shape.kernels, shape.dtype, true), kernel_flops::norm_backward);
   op.grad_params = norm_parameters(shape.model); // scale (and shift)
   return op;
+}
+
+void add_qk_norms(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  if (!shape.model.qk_norm) return;
+  const bool backward = pass == Pass::backward;
+  const double per_head = units::as_double(d.tokens) * units::as_double(shape.model.head_dim());
+  for (const auto& [name, heads] :
+       {std::pair{"attn.q_norm", d.local_heads}, std::pair{"attn.k_norm", d.kv_local_heads}}) {
+    // Megatron-Core runs them as two TENorm calls over head_dim (attention.py, q_layernorm, k_layernorm).
+    ComputeOp op = memory_bound(backward ? std::string(name) + ".bwd" : std::string(name), OpKind::normalization, pass,
+                                shape.dtype, per_head * units::as_double(heads),
+                                norm_bytes(NormKind::rmsnorm, shape.kernels, shape.dtype, backward),
+                                backward ? kernel_flops::norm_backward : kernel_flops::rms_norm_forward);
+    if (backward) op.grad_params = shape.model.head_dim(); // one scale per head dimension, shared by the heads
+    steps.push_back(std::move(op));
+  }
 }
 
 CollectiveOp collective(std::string name, Collective kind, CommGroup group, Pass pass, units::Bytes size,

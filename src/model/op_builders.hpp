@@ -70,6 +70,9 @@ ComputeOp masked(ComputeOp op, const struct LayerDims& d);
 /// `pass`, or backward, finalising its scale (and shift).
 ComputeOp norm_forward(const LayerShape& shape, const struct LayerDims& d, std::string name, Pass pass);
 ComputeOp norm_backward(const LayerShape& shape, const struct LayerDims& d, std::string name);
+/// QK-norm (model.qk_norm): the RMSNorms of each head's queries and of each key head, forward
+/// (before rotary embeddings) or backward; none without qk_norm.
+void add_qk_norms(StepSequence& steps, const LayerShape& shape, const struct LayerDims& d, Pass pass);
 
 CollectiveOp collective(std::string name, Collective kind, CommGroup group, Pass pass, units::Bytes size,
                         int overlapped_ops = 0);

@@ -26,6 +26,11 @@ ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t te
   // Replicated: two norms, the attention output's and fc2's biases, MLA's down projections and
   // latent norms (mla_attention.hpp).
   counts.replicated_per_layer = 2 * norm + 2 * h + (model.mla ? detail::mla_replicated_parameters(model) : 0);
+  // QK-norm: one head_dim scale for the queries and one for the keys, replicated.
+  if (model.qk_norm) {
+    counts.per_layer += 2 * model.head_dim();
+    counts.replicated_per_layer += 2 * model.head_dim();
+  }
   counts.dense_per_layer = counts.per_layer;
   counts.replicated_dense_per_layer = counts.replicated_per_layer;
   if (model.moe) {

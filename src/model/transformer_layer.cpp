@@ -104,6 +104,7 @@ void add_qkv_forward(StepSequence& steps, const LayerShape& shape, const LayerDi
   // The K projection alone under op_recompute: the QKV columns less Q's, halved (K and V).
   const std::int64_t qkv_columns = op_recompute ? (d.qkv_local - d.attention_local) / 2 : d.qkv_local;
   steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.linear_dtype(), d.tokens, m.hidden, qkv_columns)));
+  detail::add_qk_norms(steps, shape, d, pass);
   if (m.position == PositionKind::rope)
     steps.push_back(memory_bound("attn.rope", OpKind::elementwise, pass, shape.dtype, d.rope_elements,
                                  detail::rope_bytes(shape.kernels, shape.dtype), kernel_flops::rope));

@@ -115,6 +115,7 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
   if (m.position == PositionKind::rope)
     steps.push_back(memory_bound("attn.rope.bwd", OpKind::elementwise, Pass::backward, shape.dtype, d.rope_elements,
                                  detail::rope_bytes(shape.kernels, shape.dtype), kernel_flops::rope));
+  detail::add_qk_norms(steps, shape, d, Pass::backward);
   add_column_parallel_backward(steps, shape, d, "attn.qkv", m.hidden, d.qkv_local, d.qkv_local);
   steps.push_back(detail::norm_backward(shape, d, "attn.norm.bwd"));
   return steps;

@@ -282,6 +282,10 @@ void validate(const TransformerConfig& m) {
   if (m.sliding_window > 0 && m.attention_mask != AttentionMask::causal)
     throw InputError("model.sliding_window is a causal window, but model.attention_mask is full",
                      "model.sliding_window", "set attention_mask: causal, or remove sliding_window");
+  if (m.qk_norm && m.mla)
+    throw InputError("model.qk_norm normalises each head's query and key, and latent attention (model.mla) has its own "
+                     "latent norms instead",
+                     "model.qk_norm", "remove qk_norm: DeepSeek's MLA normalises its latents (model.mla)");
   if (m.full_attention_every > 0 && m.sliding_window == 0)
     throw InputError("model.full_attention_every names the layers without a window, but there is no "
                      "model.sliding_window",

@@ -38,6 +38,8 @@ using twocs::test::TempDir;
 /// (training.recompute_modules [moe_act, layernorm], 2026-12-02): -17.4% -> -16.8%, -33.1% -> -32.8%.
 /// The zoo's EP 32 row with its "+1f1b overlap" (training.overlap.expert_comm, 2026-12-02) joins
 /// at -28.8%: twocs hides 3.95 s of expert exchanges where the run saved 2.1 s (docs/validation.md).
+/// Qwen3's QK-norm (model.qk_norm, the zoo's --qk-layernorm, 2026-12-02): TP 4 EP 8 -51.6% ->
+/// -50.7%, EP 32 -16.8% -> -15.7%, its +1f1b overlap -28.8% -> -27.5%, PP 32 -32.8% -> -32.1%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
                                                         {"llama3-405b-8k-16384gpu", -0.1207},
                                                         {"nemo-gpt3-175b-fp8-128gpu", 0.0014},
@@ -45,10 +47,10 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"nemo-llama2-70b-fp8-64gpu", 0.0781},
                                                         {"nemo-llama3-70b-fp8-64gpu", -0.0402},
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.2098},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5156},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1683},
-                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2880},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3276},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5072},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1570},
+                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2754},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3210},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.1591},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0885},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.2240},
@@ -81,7 +83,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1713 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1687 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0861 + margin);
 }

@@ -47,11 +47,16 @@ TEST_CASE("Qwen3-MoE and Mixtral configs map their experts, Qwen3 keeps its head
   CHECK(q.model.moe->top_k == 8);
   CHECK(q.model.moe->expert_ffn_hidden == 1536);
   CHECK(q.model.head_dim() == 128);
+  CHECK(q.model.qk_norm); // Qwen3Attention's q_norm and k_norm
+  CHECK(import(R"({"model_type": "qwen3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+    "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128})")
+            .model.qk_norm);
   const auto x = import(R"({"model_type": "mixtral", "num_hidden_layers": 56, "hidden_size": 6144,
     "num_attention_heads": 48, "num_key_value_heads": 8, "intermediate_size": 16384,
     "num_local_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32768, "max_position_embeddings": 65536})");
   CHECK(x.model.moe->experts == 8);
   CHECK(x.model.moe->expert_ffn_hidden == 16384);
+  CHECK_FALSE(x.model.qk_norm);
 }
 
 TEST_CASE("Mistral's sliding window carries over, null means none, Qwen's partial window is refused") {

@@ -98,11 +98,12 @@ TEST_CASE(
   // GPT: two LayerNorms (2 h each) and the two row-parallel biases (Shoeybi et al. 2019).
   auto gpt = twocs::testing::gpt(4, 256, 8, 128, 1024);
   CHECK(count_parameters(gpt, 2).replicated_per_layer == 6 * 256);
-  // Qwen3 (RMSNorm, h each): the router h x E takes the place of fc2's bias in a MoE layer.
-  const std::int64_t h = 4096, experts = 128;
+  // Qwen3 (RMSNorm, h each, and QK-norm's two head_dim scales): the router h x E takes the place
+  // of fc2's bias in a MoE layer.
+  const std::int64_t h = 4096, experts = 128, qk = 2 * 128;
   const auto qwen = count_parameters(mixed(1), 4, 8);
-  CHECK(qwen.replicated_dense_per_layer == 2 * h + 2 * h);
-  CHECK(qwen.replicated_per_layer == 2 * h + h + h * experts);
+  CHECK(qwen.replicated_dense_per_layer == 2 * h + 2 * h + qk);
+  CHECK(qwen.replicated_per_layer == 2 * h + h + h * experts + qk);
   // Layers 0-3 with the first dense: one dense and three MoE layers.
   CHECK(qwen.replicated_range(0, 4) == qwen.replicated_dense_per_layer + 3 * qwen.replicated_per_layer);
   CHECK(qwen.replicated_range(1, 3) == 3 * qwen.replicated_per_layer);

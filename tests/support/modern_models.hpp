@@ -37,6 +37,7 @@ inline model::TransformerConfig qwen3_235b() {
           .head_dim_override = 128,
           .norm = model::NormKind::rmsnorm,
           .position = model::PositionKind::rope,
+          .qk_norm = true,
           .tied_embeddings = false,
           .dropout = false,
           .moe = model::MoeConfig{128, 8, 1536, 0, 0, 0, 1.0}};
@@ -48,6 +49,7 @@ inline model::TransformerConfig qwen3_235b() {
 inline model::TransformerConfig deepseek_v3() {
   auto m = qwen3_235b();
   m.name = "deepseek-v3";
+  m.qk_norm = false; // MLA normalises its latents instead
   m.layers = 61;
   m.hidden = 7168;
   m.heads = 128;

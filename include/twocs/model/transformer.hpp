@@ -74,6 +74,10 @@ struct TransformerConfig {
   /// 2.1), Gemma 3 runs five local layers per global one (K = 6), gpt-oss alternates (K = 2). 0:
   /// every layer windowed.
   std::int64_t full_attention_every = 0;
+  /// QK-norm: an RMSNorm over each head's query and key before rotary embeddings (Dehghani et al.
+  /// 2023, "Scaling Vision Transformers to 22 Billion Parameters", section 3.1; Qwen3; Megatron-Core
+  /// --qk-layernorm: q_layernorm and k_layernorm over hidden_size_per_attention_head, attention.py).
+  bool qk_norm = false;
   bool tied_embeddings = true; // the output layer reuses the word embedding (GPT-3, Megatron-LM)
   /// Dropout after attention and after the MLP keeps a one-byte mask per element for backward
   /// (Megatron-LM's default 0.1, GPT-3, BLOOM's Megatron-DeepSpeed); Llama, Qwen and Mixtral
