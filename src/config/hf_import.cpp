@@ -124,7 +124,9 @@ struct Model {
   std::int64_t mtp_layers = 0; // num_nextn_predict_layers
   std::int64_t sliding_window = 0;
   std::int64_t full_attention_every = 0;
-  bool qk_norm = false; // Qwen3's q_norm and k_norm (Qwen3Attention)
+  bool qk_norm = false;    // Qwen3's and Gemma 3's q_norm and k_norm
+  bool post_norms = false; // Gemma's sandwich norms
+  std::string note;        // a line for the workload's header: what the mapping approximates
 };
 
 /// The period K of a window pattern whose every K-th layer attends the whole prefix (the others
@@ -174,9 +176,11 @@ void read_sliding_window(const Reader& r, const std::string& type, Model& m) {
     return;
   }
   if (r.j.contains("layer_types")) return read_layer_types(r, m);
-  if (type == "gpt_oss") {
+  // gpt-oss and Gemma 2 alternate (transformers' defaults); Gemma 3 keeps one global layer in
+  // sliding_window_pattern (6).
+  if (type == "gpt_oss" || type == "gemma2" || type == "gemma3_text") {
     m.sliding_window = r.required("sliding_window");
-    m.full_attention_every = 2;
+    m.full_attention_every = type == "gemma3_text" ? r.optional("sliding_window_pattern").value_or(6) : 2;
   }
   if ((type == "qwen2" || type == "qwen3" || type == "qwen3_moe") && r.flag("use_sliding_window", false))
     r.fail("use_sliding_window",
@@ -249,6 +253,18 @@ Model read_model(const Reader& r, const std::string& type) {
     return m;
   }
   if (type == "llama" || type == "mistral" || type == "qwen2") return llama_like(r);
+  // Gemma 2 and Gemma 3's text model: grouped-query attention with head_dim, norms before and
+  // after attention and the FFN, tied embeddings by default (Gemma2Config, Gemma3TextConfig);
+  // Gemma 3 normalises queries and keys. Their GeGLU FFN (gate, up, down) is costed as SwiGLU.
+  if (type == "gemma2" || type == "gemma3_text") {
+    Model m = llama_like(r);
+    m.tied = r.flag("tie_word_embeddings", true);
+    m.post_norms = true;
+    m.qk_norm = type == "gemma3_text";
+    m.note = "# GeGLU (gelu_pytorch_tanh gate) is costed as SwiGLU: the same three GEMMs and bytes.\n";
+    if (type == "gemma2") m.note += "# Gemma 2's attention and final logit soft-capping (tanh) are not costed.\n";
+    return m;
+  }
   if (type == "qwen3") { // Qwen3Attention normalises each head's query and key (q_norm, k_norm)
     Model m = llama_like(r);
     m.qk_norm = true;
@@ -297,7 +313,7 @@ Model read_model(const Reader& r, const std::string& type) {
   }
   r.fail("model_type", fmt::format("field 'model_type' is '{}', which twocs cannot map", type),
          "supported: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, "
-         "gpt_oss, gpt2, gpt_neox");
+         "gpt_oss, gemma2, gemma3_text, gpt2, gpt_neox");
 }
 
 /// The config.json's top-level object; an empty text, a syntax error or another JSON value is an
@@ -346,12 +362,12 @@ std::string import_hf_config(const std::string& json_text, const std::string& so
   m.dropout = r.any_dropout(type->get<std::string>() == "gpt2");
   std::string out =
       fmt::format("# Imported from {} (Hugging Face config.json, model_type {}) by twocs import hf.\n"
-                  "# The training plan is a one-device placeholder: set it to the run you model.\n"
+                  "# The training plan is a one-device placeholder: set it to the run you model.\n{}"
                   "model:\n  layers: {}\n  hidden: {}\n  heads: {}\n  kv_heads: {}\n  ffn_hidden: {}\n"
                   "  ffn_kind: {}\n  vocab: {}\n  seq_len: {}\n  norm: {}\n  position: {}\n"
                   "  attention_mask: causal\n  tied_embeddings: {}\n  dropout: {}\n",
-                  source, type->get<std::string>(), m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.ffn_kind, m.vocab,
-                  m.seq, m.norm, m.position, m.tied ? "true" : "false", m.dropout ? "true" : "false");
+                  source, type->get<std::string>(), m.note, m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.ffn_kind,
+                  m.vocab, m.seq, m.norm, m.position, m.tied ? "true" : "false", m.dropout ? "true" : "false");
   if (m.head_dim > 0) out += fmt::format("  head_dim: {}\n", m.head_dim);
   if (!m.moe.empty()) out += fmt::format("  moe: {}\n", m.moe);
   if (!m.mla.empty()) out += fmt::format("  mla: {}\n", m.mla);
@@ -359,6 +375,7 @@ std::string import_hf_config(const std::string& json_text, const std::string& so
   if (m.sliding_window > 0) out += fmt::format("  sliding_window: {}\n", m.sliding_window);
   if (m.full_attention_every > 0) out += fmt::format("  full_attention_every: {}\n", m.full_attention_every);
   if (m.qk_norm) out += "  qk_norm: true\n";
+  if (m.post_norms) out += "  post_norms: true\n";
   out += "training:\n  global_batch: 1\n  micro_batch: 1\n  dtype: bf16\n  attention: fused\n"
          "  parallelism: {tensor: 1, pipeline: 1, data: 1}\n";
   return out;

@@ -16,10 +16,11 @@ using model::TrainingPlan;
 using model::TransformerConfig;
 
 constexpr std::array<std::string_view, 2> workload_keys = {"model", "training"};
-constexpr std::array<std::string_view, 21> model_keys = {
-    "name",  "layers",  "hidden", "heads",      "kv_heads",       "ffn_hidden",           "ffn_kind",
-    "vocab", "seq_len", "norm",   "position",   "attention_mask", "tied_embeddings",      "head_dim",
-    "moe",   "dropout", "mla",    "mtp_layers", "sliding_window", "full_attention_every", "qk_norm"};
+constexpr std::array<std::string_view, 22> model_keys = {
+    "name",      "layers",  "hidden", "heads",      "kv_heads",       "ffn_hidden",           "ffn_kind",
+    "vocab",     "seq_len", "norm",   "position",   "attention_mask", "tied_embeddings",      "head_dim",
+    "moe",       "dropout", "mla",    "mtp_layers", "sliding_window", "full_attention_every", "qk_norm",
+    "post_norms"};
 constexpr std::array<std::string_view, 5> mla_keys = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                                                       "qk_rope_head_dim", "v_head_dim"};
 constexpr std::array<std::string_view, 7> moe_keys = {
@@ -152,6 +153,7 @@ void read_modern_keys(const MappingReader& m, TransformerConfig& c) {
   if (const auto f = m.optional("tied_embeddings")) c.tied_embeddings = read_bool(*f);
   if (const auto f = m.optional("dropout")) c.dropout = read_bool(*f);
   if (const auto f = m.optional("qk_norm")) c.qk_norm = read_bool(*f);
+  if (const auto f = m.optional("post_norms")) c.post_norms = read_bool(*f);
   if (const auto f = m.optional("head_dim")) c.head_dim_override = read_count(*f);
   if (const auto f = m.optional("moe")) c.moe = read_moe(*f);
   if (const auto f = m.optional("mla")) c.mla = read_mla(*f);

@@ -98,6 +98,8 @@ ActivationUnits layer_activation_units(const TransformerConfig& m, bool moe_ffn,
   } else {
     add_dense_ffn_units(u, m, discarded);
   }
+  // Sandwich norms keep their inputs, the attention's and the FFN's outputs (Gemma 2 and 3).
+  if (m.post_norms) u.replicated += e + e;
   // One-byte dropout masks after the attention output and after fc2 (Megatron-LM's 0.1 default).
   if (m.dropout) u.replicated += 2.0;
   return u;

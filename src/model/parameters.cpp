@@ -26,6 +26,11 @@ ParameterCounts count_parameters(const TransformerConfig& model, std::int64_t te
   // Replicated: two norms, the attention output's and fc2's biases, MLA's down projections and
   // latent norms (mla_attention.hpp).
   counts.replicated_per_layer = 2 * norm + 2 * h + (model.mla ? detail::mla_replicated_parameters(model) : 0);
+  // Sandwich norms: two more norms, replicated.
+  if (model.post_norms) {
+    counts.per_layer += 2 * norm;
+    counts.replicated_per_layer += 2 * norm;
+  }
   // QK-norm: one head_dim scale for the queries and one for the keys, replicated.
   if (model.qk_norm) {
     counts.per_layer += 2 * model.head_dim();

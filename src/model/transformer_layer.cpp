@@ -141,6 +141,7 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
   // A reduce-scatter's output is saved (sequence parallelism); an all-reduce is recomputed.
   if (auto leave = leave_region_forward(shape, d, "attn.out"); leave && !(op_recompute && shape.sequence_parallel))
     steps.push_back(with_pass(*leave));
+  if (m.post_norms) norm("attn.post_norm");
   residual("attn.residual");
   norm("mlp.norm");
   if (shape.moe_ffn && m.moe) {
@@ -150,6 +151,7 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
   } else {
     detail::add_dense_ffn_forward(steps, shape, pass);
   }
+  if (m.post_norms) norm("mlp.post_norm");
   residual("mlp.residual");
 }
 

@@ -95,12 +95,14 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
   const LayerDims d = detail::dims_of(shape);
   StepSequence steps;
   steps.push_back(residual_backward(shape, d, "mlp.residual.bwd"));
+  if (m.post_norms) steps.push_back(detail::norm_backward(shape, d, "mlp.post_norm.bwd"));
   if (shape.moe_ffn && m.moe)
     detail::add_moe_backward(steps, shape);
   else
     detail::add_dense_ffn_backward(steps, shape);
   steps.push_back(detail::norm_backward(shape, d, "mlp.norm.bwd"));
   steps.push_back(residual_backward(shape, d, "attn.residual.bwd"));
+  if (m.post_norms) steps.push_back(detail::norm_backward(shape, d, "attn.post_norm.bwd"));
   add_row_parallel_backward(steps, shape, d, "attn.out", d.attention_local, m.hidden);
   add_attention_core_backward(steps, shape, d);
   if (m.mla) {

@@ -104,6 +104,31 @@ TEST_CASE("gpt-oss alternates windowed and full layers, its layer_types read as 
   CHECK(none.model.sliding_window == 0);
 }
 
+TEST_CASE("Gemma 2 and Gemma 3 map their sandwich norms, windows, tied embeddings and Gemma 3's QK-norm") {
+  const std::string gemma = R"("num_hidden_layers": 62, "hidden_size": 5376, "num_attention_heads": 32,
+    "num_key_value_heads": 16, "head_dim": 128, "intermediate_size": 21504, "vocab_size": 262208,
+    "max_position_embeddings": 131072, "hidden_activation": "gelu_pytorch_tanh")";
+  // Gemma 3 27B: five local layers of 1,024 tokens per global one.
+  const auto g3 =
+      import(R"({"model_type": "gemma3_text", )" + gemma + R"(, "sliding_window": 1024, "sliding_window_pattern": 6})");
+  CHECK(g3.model.post_norms);
+  CHECK(g3.model.qk_norm);
+  CHECK(g3.model.tied_embeddings); // Gemma3TextConfig's default
+  CHECK(g3.model.sliding_window == 1024);
+  CHECK(g3.model.full_attention_every == 6);
+  CHECK(g3.model.ffn_kind == model::FfnKind::swiglu); // GeGLU, costed as SwiGLU
+  const auto text = config::import_hf_config(
+      R"({"model_type": "gemma3_text", )" + gemma + R"(, "sliding_window": 1024})", "config.json");
+  CHECK(text.find("costed as SwiGLU") != std::string::npos);
+  // Gemma 2: alternating, no QK-norm; soft-capping named as not costed.
+  const std::string g2_json = R"({"model_type": "gemma2", )" + gemma + R"(, "sliding_window": 4096})";
+  const auto g2 = import(g2_json);
+  CHECK(g2.model.post_norms);
+  CHECK_FALSE(g2.model.qk_norm);
+  CHECK(g2.model.full_attention_every == 2);
+  CHECK(config::import_hf_config(g2_json, "config.json").find("soft-capping") != std::string::npos);
+}
+
 TEST_CASE("layer_types that twocs cannot map name the field") {
   const auto error_of = [](const std::string& types) {
     return test::input_error_of([&] {

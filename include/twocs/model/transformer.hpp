@@ -78,6 +78,10 @@ struct TransformerConfig {
   /// 2023, "Scaling Vision Transformers to 22 Billion Parameters", section 3.1; Qwen3; Megatron-Core
   /// --qk-layernorm: q_layernorm and k_layernorm over hidden_size_per_attention_head, attention.py).
   bool qk_norm = false;
+  /// Norms on the attention's and the FFN's outputs too, before each residual add ("sandwich"
+  /// norms: Gemma 2, Gemma Team 2024, section 2.1, and Gemma 3; Megatron-Core's
+  /// post_self_attn_layernorm and post_mlp_layernorm in TransformerLayer): four norms per layer.
+  bool post_norms = false;
   bool tied_embeddings = true; // the output layer reuses the word embedding (GPT-3, Megatron-LM)
   /// Dropout after attention and after the MLP keeps a one-byte mask per element for backward
   /// (Megatron-LM's default 0.1, GPT-3, BLOOM's Megatron-DeepSpeed); Llama, Qwen and Mixtral
