@@ -120,3 +120,10 @@ TEST_CASE("merged steps hold one more micro-batch's activations") {
   CHECK(merged.stages.front().breakdown.activations.value() > 1.5 * held);
   CHECK(merged.stages.front().breakdown.activations.value() < 2 * held);
 }
+
+TEST_CASE("folding replicas stays exact with merged steps") {
+  const auto full = testing::simulate_iteration(moe_model(), expert_plan(true), 4, false);
+  const auto folded = testing::simulate_iteration(moe_model(), expert_plan(true), 4, true);
+  CHECK(folded.graph.size() < full.graph.size());
+  CHECK(folded.summary.iteration_time.value() == doctest::Approx(full.summary.iteration_time.value()).epsilon(1e-9));
+}
