@@ -11,19 +11,8 @@ using namespace twocs;
 
 namespace {
 
-/// Four causal layers of 4,096 tokens with FlashAttention; `window` 0 for none.
-model::TransformerConfig windowed(std::int64_t window, std::int64_t every) {
-  auto m = testing::gpt(4, 1024, 16, 4096);
-  m.sliding_window = window;
-  m.full_attention_every = every;
-  return m;
-}
-
-model::TrainingPlan plan() {
-  auto p = testing::plan_of(1, 1, 1, 1);
-  p.attention = model::AttentionKernel::fused;
-  return p;
-}
+using testing::fused_single_plan;
+using testing::windowed_gpt;
 
 /// Device 0's forward FlashAttention kernel time in layer `layer`.
 double flash_time(const testing::IterationRun& run, std::int32_t layer) {
@@ -40,9 +29,9 @@ double flash_time(const testing::IterationRun& run, std::int32_t layer) {
 } // namespace
 
 TEST_CASE("alternating layers run their own attention: windowed kernels on even layers, whole ones on odd") {
-  const auto run = testing::simulate_iteration(windowed(1024, 2), plan(), 1);
-  const auto local = testing::simulate_iteration(windowed(1024, 0), plan(), 1);
-  const auto whole = testing::simulate_iteration(windowed(0, 0), plan(), 1);
+  const auto run = testing::simulate_iteration(windowed_gpt(1024, 2), fused_single_plan(), 1);
+  const auto local = testing::simulate_iteration(windowed_gpt(1024, 0), fused_single_plan(), 1);
+  const auto whole = testing::simulate_iteration(windowed_gpt(0, 0), fused_single_plan(), 1);
   CHECK(flash_time(run, 0) == doctest::Approx(flash_time(local, 0)));
   CHECK(flash_time(run, 1) == doctest::Approx(flash_time(whole, 1)));
   CHECK(flash_time(run, 0) < flash_time(run, 1));

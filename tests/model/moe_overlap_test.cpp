@@ -12,10 +12,14 @@
 #include <twocs/model/layer_ops.hpp>
 
 #include "support/modern_models.hpp"
+#include "support/step_lookup.hpp"
 
 using namespace twocs::model;
 
 namespace {
+
+using twocs::testing::step_index;
+using twocs::testing::step_name;
 
 /// DeepSeek-V3's MoE shape at a small scale: 64 experts, top 6, one shared expert.
 TransformerConfig shared_moe() {
@@ -39,31 +43,21 @@ LayerShape overlap_shape(const TransformerConfig& m, bool shared, bool wgrad) {
   return shape;
 }
 
-std::string name_of(const Step& step) {
-  return std::visit([](const auto& s) { return s.name; }, step);
-}
-
-std::size_t index_of(const StepSequence& steps, const std::string& name) {
-  const auto it = std::find_if(steps.begin(), steps.end(), [&](const Step& s) { return name_of(s) == name; });
-  REQUIRE(it != steps.end());
-  return static_cast<std::size_t>(it - steps.begin());
-}
-
 const CollectiveOp& collective_named(const StepSequence& steps, const std::string& name) {
-  return std::get<CollectiveOp>(steps[index_of(steps, name)]);
+  return std::get<CollectiveOp>(steps[step_index(steps, name)]);
 }
 
 /// The compute kernels strictly between the steps named `from` and `to`.
 std::vector<std::string> kernels_between(const StepSequence& steps, const std::string& from, const std::string& to) {
   std::vector<std::string> names;
-  for (std::size_t i = index_of(steps, from) + 1; i < index_of(steps, to); ++i)
-    if (std::holds_alternative<ComputeOp>(steps[i])) names.push_back(name_of(steps[i]));
+  for (std::size_t i = step_index(steps, from) + 1; i < step_index(steps, to); ++i)
+    if (std::holds_alternative<ComputeOp>(steps[i])) names.push_back(step_name(steps[i]));
   return names;
 }
 
 std::vector<std::string> sorted_names(const StepSequence& steps) {
   std::vector<std::string> names;
-  for (const auto& s : steps) names.push_back(name_of(s));
+  for (const auto& s : steps) names.push_back(step_name(s));
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -88,7 +82,7 @@ TEST_CASE("shared-expert overlap runs fc1 under the dispatch and fc2 under the c
   CHECK(collective_named(steps, "moe.dispatch.all_to_all").overlapped_ops == 2);
   // The shared all-gather (sequence parallelism) is issued before the permutation and lets it
   // and the host's wait for the token counts run before fc1 needs it.
-  CHECK(index_of(steps, "mlp.fc1.all_gather") < index_of(steps, "moe.permute"));
+  CHECK(step_index(steps, "mlp.fc1.all_gather") < step_index(steps, "moe.permute"));
   CHECK(kernels_between(steps, "mlp.fc1.all_gather", "mlp.fc1") ==
         std::vector<std::string>{"moe.permute", "moe.dispatch.host_sync"});
   CHECK(collective_named(steps, "mlp.fc1.all_gather").overlapped_ops == 2);
@@ -97,7 +91,7 @@ TEST_CASE("shared-expert overlap runs fc1 under the dispatch and fc2 under the c
   CHECK(collective_named(steps, "moe.combine.all_to_all").overlapped_ops == 1);
   CHECK(collective_named(steps, "mlp.fc2.reduce_scatter").overlapped_ops == 1);
   // Without the overlap the shared MLP runs whole, before the router, and the exchanges block.
-  CHECK(index_of(plain, "mlp.fc2") < index_of(plain, "moe.router"));
+  CHECK(step_index(plain, "mlp.fc2") < step_index(plain, "moe.router"));
   CHECK(collective_named(plain, "moe.dispatch.all_to_all").overlapped_ops == 0);
   CHECK(collective_named(plain, "moe.combine.all_to_all").overlapped_ops == 0);
   // The same kernels and collectives, reordered.
@@ -122,7 +116,7 @@ TEST_CASE("shared-expert overlap runs fc2's gradients under the combine's and fc
   CHECK(under_dispatch[1] == "mlp.fc1.dgrad");
   CHECK(under_dispatch[2] == "mlp.fc1.wgrad");
   CHECK(collective_named(steps, "moe.dispatch.bwd.all_to_all").overlapped_ops == 3);
-  CHECK(index_of(plain, "mlp.fc2.dgrad") > index_of(plain, "moe.router.wgrad"));
+  CHECK(step_index(plain, "mlp.fc2.dgrad") > step_index(plain, "moe.router.wgrad"));
   CHECK(sorted_names(steps) == sorted_names(plain));
   CHECK(total_flops(steps) == doctest::Approx(total_flops(plain)).epsilon(1e-12));
 }
@@ -152,7 +146,7 @@ TEST_CASE("the MoE overlaps change nothing without shared experts or outside Meg
   const auto m = twocs::testing::qwen3_235b();
   const auto names = [](const StepSequence& steps) {
     std::vector<std::string> out;
-    for (const auto& s : steps) out.push_back(name_of(s));
+    for (const auto& s : steps) out.push_back(step_name(s));
     return out;
   };
   CHECK(names(transformer_layer_forward(overlap_shape(m, true, false))) ==

@@ -18,6 +18,7 @@ using namespace twocs::model;
 namespace {
 
 using twocs::testing::find_step;
+using twocs::testing::step_index;
 
 LayerShape sandwich_layer(bool post_norms) {
   LayerShape shape;
@@ -29,29 +30,22 @@ LayerShape sandwich_layer(bool post_norms) {
   return shape;
 }
 
-std::size_t index_of(const StepSequence& steps, const std::string& name) {
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    if (std::visit([](const auto& s) { return s.name; }, steps[i]) == name) return i;
-  FAIL("no step " << name);
-  return 0;
-}
-
 } // namespace
 
 TEST_CASE("sandwich norms run on the attention's and the FFN's outputs, before each residual add") {
   const auto steps = transformer_layer_forward(sandwich_layer(true));
-  CHECK(index_of(steps, "attn.out.reduce_scatter") < index_of(steps, "attn.post_norm"));
-  CHECK(index_of(steps, "attn.post_norm") < index_of(steps, "attn.residual"));
-  CHECK(index_of(steps, "mlp.fc2.reduce_scatter") < index_of(steps, "mlp.post_norm"));
-  CHECK(index_of(steps, "mlp.post_norm") < index_of(steps, "mlp.residual"));
+  CHECK(step_index(steps, "attn.out.reduce_scatter") < step_index(steps, "attn.post_norm"));
+  CHECK(step_index(steps, "attn.post_norm") < step_index(steps, "attn.residual"));
+  CHECK(step_index(steps, "mlp.fc2.reduce_scatter") < step_index(steps, "mlp.post_norm"));
+  CHECK(step_index(steps, "mlp.post_norm") < step_index(steps, "mlp.residual"));
   // Each is the pre-norms' kernel: b s h / t elements under sequence parallelism.
   CHECK(find_step(steps, "attn.post_norm")->bytes.value() ==
         doctest::Approx(find_step(steps, "attn.norm")->bytes.value()));
   CHECK_FALSE(find_step(transformer_layer_forward(sandwich_layer(false)), "attn.post_norm"));
   const auto backward = transformer_layer_backward(sandwich_layer(true));
-  CHECK(index_of(backward, "mlp.residual.bwd") < index_of(backward, "mlp.post_norm.bwd"));
-  CHECK(index_of(backward, "mlp.post_norm.bwd") < index_of(backward, "mlp.fc2.all_gather"));
-  CHECK(index_of(backward, "attn.post_norm.bwd") < index_of(backward, "attn.out.all_gather"));
+  CHECK(step_index(backward, "mlp.residual.bwd") < step_index(backward, "mlp.post_norm.bwd"));
+  CHECK(step_index(backward, "mlp.post_norm.bwd") < step_index(backward, "mlp.fc2.all_gather"));
+  CHECK(step_index(backward, "attn.post_norm.bwd") < step_index(backward, "attn.out.all_gather"));
   CHECK(find_step(backward, "attn.post_norm.bwd")->grad_params == 4096); // an RMSNorm's h scales
 }
 

@@ -20,6 +20,7 @@ using namespace twocs::model;
 namespace {
 
 using twocs::testing::find_step;
+using twocs::testing::step_index;
 
 /// Qwen3-235B's attention (64 query heads, 4 key/value heads of 128) on 2 tensor-parallel ranks.
 LayerShape qwen3_layer(bool qk_norm) {
@@ -30,13 +31,6 @@ LayerShape qwen3_layer(bool qk_norm) {
   shape.sequence_parallel = true;
   shape.attention = AttentionKernel::fused;
   return shape;
-}
-
-std::size_t index_of(const StepSequence& steps, const std::string& name) {
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    if (std::visit([](const auto& s) { return s.name; }, steps[i]) == name) return i;
-  FAIL("no step " << name);
-  return 0;
 }
 
 } // namespace
@@ -52,8 +46,8 @@ TEST_CASE("QK-norm normalises the rank's query heads and key heads between the Q
   const auto* norm = find_step(steps, "attn.norm"); // the layer's own norm: b s h / t elements
   REQUIRE(norm);
   CHECK(q->bytes.value() / norm->bytes.value() == doctest::Approx((4096.0 * 32 * 128) / (4096.0 * 4096 / 2)));
-  CHECK(index_of(steps, "attn.qkv") < index_of(steps, "attn.q_norm"));
-  CHECK(index_of(steps, "attn.k_norm") < index_of(steps, "attn.rope"));
+  CHECK(step_index(steps, "attn.qkv") < step_index(steps, "attn.q_norm"));
+  CHECK(step_index(steps, "attn.k_norm") < step_index(steps, "attn.rope"));
   CHECK_FALSE(find_step(transformer_layer_forward(qwen3_layer(false)), "attn.q_norm"));
 }
 
@@ -65,8 +59,8 @@ TEST_CASE("QK-norm's backward runs after RoPE's and before the QKV GEMM's, final
   REQUIRE(k);
   CHECK(q->grad_params == 128);
   CHECK(k->grad_params == 128);
-  CHECK(index_of(steps, "attn.rope.bwd") < index_of(steps, "attn.q_norm.bwd"));
-  CHECK(index_of(steps, "attn.k_norm.bwd") < index_of(steps, "attn.qkv.dgrad"));
+  CHECK(step_index(steps, "attn.rope.bwd") < step_index(steps, "attn.q_norm.bwd"));
+  CHECK(step_index(steps, "attn.k_norm.bwd") < step_index(steps, "attn.qkv.dgrad"));
   // Two scales more per layer, replicated over the tensor group.
   auto plain = twocs::testing::qwen3_235b();
   plain.qk_norm = false;

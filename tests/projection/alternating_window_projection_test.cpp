@@ -11,18 +11,8 @@ using namespace twocs;
 
 namespace {
 
-model::TransformerConfig windowed(std::int64_t window, std::int64_t every) {
-  auto m = testing::gpt(4, 1024, 16, 4096);
-  m.sliding_window = window;
-  m.full_attention_every = every;
-  return m;
-}
-
-model::TrainingPlan plan() {
-  auto p = testing::plan_of(1, 1, 1, 1);
-  p.attention = model::AttentionKernel::fused;
-  return p;
-}
+using testing::fused_single_plan;
+using testing::windowed_gpt;
 
 } // namespace
 
@@ -30,9 +20,11 @@ TEST_CASE("the closed form costs an alternating model's layer as the mean of its
   const auto cluster = testing::cluster_of(1, 1);
   const cost::RooflineCostModel cost(cluster.device);
   const auto layer = [&](const model::TransformerConfig& m) {
-    return projection::project(m, plan(), cluster, cost).layer.compute.value();
+    return projection::project(m, fused_single_plan(), cluster, cost).layer.compute.value();
   };
-  CHECK(layer(windowed(1024, 2)) == doctest::Approx((layer(windowed(1024, 0)) + layer(windowed(0, 0))) / 2));
+  CHECK(layer(windowed_gpt(1024, 2)) ==
+        doctest::Approx((layer(windowed_gpt(1024, 0)) + layer(windowed_gpt(0, 0))) / 2));
   // Gemma 3's five local layers per global one.
-  CHECK(layer(windowed(1024, 6)) == doctest::Approx((5 * layer(windowed(1024, 0)) + layer(windowed(0, 0))) / 6));
+  CHECK(layer(windowed_gpt(1024, 6)) ==
+        doctest::Approx((5 * layer(windowed_gpt(1024, 0)) + layer(windowed_gpt(0, 0))) / 6));
 }

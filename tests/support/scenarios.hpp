@@ -38,6 +38,22 @@ inline model::TrainingPlan plan_of(std::int64_t tensor, std::int64_t pipeline, s
   return plan;
 }
 
+/// Four causal layers of 4,096 tokens, `window` keys each (0: none), every `every`-th layer
+/// attending the whole prefix (model.full_attention_every; 0: every layer windowed).
+inline model::TransformerConfig windowed_gpt(std::int64_t window, std::int64_t every) {
+  auto m = gpt(4, 1024, 16, 4096);
+  m.sliding_window = window;
+  m.full_attention_every = every;
+  return m;
+}
+
+/// One micro-batch of one sequence on one device, attention by FlashAttention.
+inline model::TrainingPlan fused_single_plan() {
+  auto p = plan_of(1, 1, 1, 1);
+  p.attention = model::AttentionKernel::fused;
+  return p;
+}
+
 /// A100-SXM4-80GB figures from its datasheet, with the default operator-model parameters.
 inline hardware::DeviceSpec a100() {
   hardware::DeviceSpec d;

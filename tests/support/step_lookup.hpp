@@ -1,12 +1,28 @@
 // Finding a layer's kernels by name, for tests of the model layer's step sequences.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <variant>
+
+#include <doctest/doctest.h>
 
 #include <twocs/model/layer_ops.hpp>
 
 namespace twocs::testing {
+
+/// The name of a compute step or a collective.
+inline std::string step_name(const model::Step& step) {
+  return std::visit([](const auto& s) { return s.name; }, step);
+}
+
+/// The position of the first step (compute or collective) named `name`; fails the test without one.
+inline std::size_t step_index(const model::StepSequence& steps, const std::string& name) {
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (step_name(steps[i]) == name) return i;
+  FAIL("no step " << name);
+  return 0;
+}
 
 /// The first compute step named `name`, or nullptr.
 inline const model::ComputeOp* find_step(const model::StepSequence& steps, const std::string& name) {
