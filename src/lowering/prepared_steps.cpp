@@ -60,7 +60,7 @@ PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, cons
   ops.kind_of_layer.reserve(static_cast<std::size_t>(all_layers));
   for (std::int64_t i = 0; i < all_layers; ++i) {
     const model::LayerShape layer = shape.for_layer(i);
-    const auto [it, added] = kinds.try_emplace({layer.moe_ffn, layer.full_attention}, ops.kinds.size());
+    const auto [it, added] = kinds.try_emplace(layer.kind(), ops.kinds.size());
     if (added) ops.kinds.push_back(prepare_layer(layer));
     ops.kind_of_layer.push_back(it->second);
   }

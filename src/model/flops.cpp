@@ -26,7 +26,7 @@ units::Flops model_flops_per_iteration(const TransformerConfig& model, const Tra
   std::map<std::pair<bool, bool>, units::Flops> by_kind;
   const auto layer_flops = [&](std::int64_t index) {
     const LayerShape layer = shape.for_layer(index);
-    auto [it, added] = by_kind.try_emplace({layer.moe_ffn, layer.full_attention});
+    auto [it, added] = by_kind.try_emplace(layer.kind());
     if (added)
       it->second = model_flops_of(transformer_layer_forward(layer)) + model_flops_of(transformer_layer_backward(layer));
     return it->second;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include <twocs/model/operator.hpp>
 #include <twocs/model/training_plan.hpp>
@@ -45,6 +46,9 @@ struct LayerShape {
     s.full_attention = model.window_at(index) == 0;
     return s;
   }
+  /// What tells one layer's operator sequence from another's of the same model: its FFN (dense
+  /// or MoE) and its attention (windowed or whole). Layers of one kind run the same steps.
+  [[nodiscard]] std::pair<bool, bool> kind() const { return {moe_ffn, full_attention}; }
   /// The keys a query may look back over in this layer: model.sliding_window, or 0 (the whole
   /// causal prefix) without one or in a full-attention layer.
   [[nodiscard]] std::int64_t attention_window() const { return full_attention ? 0 : model.sliding_window; }
