@@ -21,7 +21,8 @@ std::vector<Edge> edges_of(const lowering::TaskGraph& graph, const engine::Timel
                            lowering::DeviceId device) {
   std::vector<Edge> edges;
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
-    if (!graph.involves(id, device)) continue;
+    // The host's launches occupy its CPU, not the device: a device waiting for them is idle.
+    if (!graph.involves(id, device) || graph.task(id).is_host()) continue;
     const auto& t = timeline.tasks[id];
     if (!(t.finish > t.start)) continue; // instantaneous tasks occupy no time
     const int channel =
@@ -86,10 +87,26 @@ DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::T
   return out;
 }
 
+units::Seconds host_wait(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                         lowering::DeviceId device) {
+  double waited = 0;
+  if (!graph.has_host_tasks()) return units::Seconds(0);
+  for (lowering::TaskId id = 0; id < graph.size(); ++id) {
+    if (graph.task(id).device != device || !graph.task(id).is_kernel()) continue;
+    double launched = 0, otherwise_ready = 0;
+    graph.for_each_predecessor(id, [&](lowering::TaskId before) {
+      double& ready = graph.task(before).is_host() ? launched : otherwise_ready;
+      ready = std::max(ready, timeline.tasks[before].finish.value());
+    });
+    waited += std::max(0.0, launched - otherwise_ready);
+  }
+  return units::Seconds(waited);
+}
+
 std::vector<bool> devices_running_kernels(const lowering::TaskGraph& graph) {
   std::vector<bool> running(static_cast<std::size_t>(graph.device_count()), false);
   for (lowering::TaskId id = 0; id < graph.size(); ++id)
-    if (!graph.task(id).is_transfer()) running[static_cast<std::size_t>(graph.task(id).device)] = true;
+    if (graph.task(id).is_kernel()) running[static_cast<std::size_t>(graph.task(id).device)] = true;
   return running;
 }
 

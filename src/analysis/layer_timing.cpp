@@ -15,7 +15,7 @@ LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& 
   double finish[2] = {0, 0};
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     const auto& task = graph.task(id);
-    if (task.layer != layer) continue;
+    if (task.layer != layer || task.is_host()) continue; // the device's span, not the host's launches
     const int backward = task.pass == model::Pass::forward ? 0 : 1;
     start[backward] = std::min(start[backward], timeline.tasks[id].start.value());
     finish[backward] = std::max(finish[backward], timeline.tasks[id].finish.value());

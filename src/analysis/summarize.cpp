@@ -90,6 +90,7 @@ Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& time
   s.comm_busy_by_group = d.busy_by_group;
   s.overlapped_comm_by_group = d.overlapped_by_group;
   s.comm_busy = d.comm_busy;
+  s.host_wait = host_wait(graph, timeline, s.measured_device);
   const double compute_and_comm = (s.breakdown.compute + s.comm_busy).value();
   s.comm_fraction = compute_and_comm > 0 ? s.comm_busy.value() / compute_and_comm : 0.0;
   s.exposed_comm_fraction = s.iteration_time.value() > 0 ? s.breakdown.exposed_comm / s.iteration_time : 0.0;

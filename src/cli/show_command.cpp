@@ -57,6 +57,9 @@ void print_network(std::ostream& out, const hardware::ClusterSpec& c) {
   out << fmt::format("node: {} devices on a {}, {} per device per direction, x{:.3g} sustained = {}, latency {}\n",
                      c.node.devices, to_string(c.node.topology), to_string(n.bandwidth), n.efficiency,
                      to_string(n.bandwidth * n.efficiency), to_string(n.latency));
+  if (c.node.host_launch_time.value() > 0)
+    out << fmt::format("host: {} per kernel launch (docs/simulation.md, \"Host launches\")\n",
+                       to_string(c.node.host_launch_time));
   const auto& w = c.network;
   out << fmt::format("network: {} nodes, {}, {} per NIC per direction, x{:.3g} sustained = {}, latency {}, "
                      "oversubscription {:.3g}, {} nodes per leaf switch\n",

@@ -132,6 +132,8 @@ Scenario load_scenario(const InputText& workload, const InputText& platform,
     throw;
   }
   for (const auto& [kind, algorithm] : w.workload.collectives) p.cluster.network.collectives[kind] = algorithm;
+  // The host's launch time is the platform's unless the workload names its own (CUDA graphs: 0).
+  if (!w.workload.plan.host.launch_time) w.workload.plan.host.launch_time = p.cluster.node.host_launch_time;
   return {std::move(w.workload), std::move(p.cluster)};
 }
 

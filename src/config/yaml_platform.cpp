@@ -22,7 +22,7 @@ constexpr std::array<std::string_view, 7> device_keys = {
     "name", "peak_flops", "memory", "memory_bandwidth", "operator_model", "comm_interference", "speed_variation"};
 constexpr std::array<std::string_view, 1> interference_keys = {"compute_slowdown"};
 constexpr std::array<std::string_view, 2> speed_variation_keys = {"spread", "seed"};
-constexpr std::array<std::string_view, 2> node_keys = {"devices", "interconnect"};
+constexpr std::array<std::string_view, 3> node_keys = {"devices", "interconnect", "host_launch_time"};
 constexpr std::array<std::string_view, 6> interconnect_keys = {
     "topology", "bandwidth", "latency", "efficiency", "in_network_efficiency", "in_network_channels"};
 constexpr std::array<std::string_view, 2> cluster_keys = {"nodes", "network"};
@@ -126,6 +126,7 @@ hardware::NodeSpec read_node(const Field& field) {
   if (const auto f = link.optional("in_network_efficiency")) node.in_network_efficiency = read_real(*f);
   if (const auto f = link.optional("in_network_channels"))
     node.in_network_channels = static_cast<std::int32_t>(read_count_up_to(*f, hardware::max_in_network_channels));
+  if (const auto f = n.optional("host_launch_time")) node.host_launch_time = read_duration(*f, "13.5us");
   return node;
 }
 

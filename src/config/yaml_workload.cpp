@@ -48,7 +48,8 @@ constexpr std::array<std::string_view, 17> training_keys = {"global_batch",
                                                             "grad_reduce",
                                                             "grad_accumulation_fusion",
                                                             "collectives"};
-constexpr std::array<std::string_view, 3> host_keys = {"micro_batch_overhead", "iteration_overhead", "synchronize"};
+constexpr std::array<std::string_view, 4> host_keys = {"micro_batch_overhead", "iteration_overhead", "synchronize",
+                                                       "launch_time"};
 constexpr std::array<std::string_view, 3> framework_names = {"megatron-lm", "megatron-deepspeed", "fsdp"};
 constexpr std::array framework_values = {model::Framework::megatron_lm, model::Framework::megatron_deepspeed,
                                          model::Framework::fsdp};
@@ -233,6 +234,7 @@ model::HostPlan read_host(const Field& field) {
   if (const auto f = h.optional("micro_batch_overhead")) plan.micro_batch_overhead = read_duration(*f, "50us");
   if (const auto f = h.optional("iteration_overhead")) plan.iteration_overhead = read_duration(*f, "10ms");
   if (const auto f = h.optional("synchronize")) plan.synchronize = read_bool(*f);
+  if (const auto f = h.optional("launch_time")) plan.launch_time = read_duration(*f, "13.5us");
   return plan;
 }
 

@@ -147,6 +147,10 @@ private:
     }
     ++activities_;
     peak_live_ = std::max(peak_live_, ++live_count_);
+    if (task.is_host()) {
+      start_host_launch(id);
+      return;
+    }
     if (!task.is_transfer()) {
       compute_.start(task.device, id, graph_.kernel(id).duration.value());
       return;
@@ -168,6 +172,19 @@ private:
       return;
     }
     start_transfer(id);
+  }
+
+  /// A host launch takes its duration of the host's time and nothing of the device's.
+  void start_host_launch(TaskId id) {
+    const double now = sg::Engine::get_clock();
+    Delayed& launching = delayed_[id];
+    launching.ready = now;
+    launching.timer = simgrid::kernel::timer::Timer::set(now + graph_.kernel(id).duration.value(), [this, id] {
+      const auto it = delayed_.find(id); // SimGrid deletes a timer after running it
+      const double start = it->second.ready;
+      delayed_.erase(it);
+      on_kernel_finished(id, start, sg::Engine::get_clock());
+    });
   }
 
   void start_transfer(TaskId id) {
@@ -260,7 +277,7 @@ private:
     double ready = 0;                               // SimGrid date it became ready
     simgrid::kernel::timer::Timer* timer = nullptr; // until it fires
   };
-  std::unordered_map<TaskId, Delayed> delayed_;             // coarse transfers paying their latencies
+  std::unordered_map<TaskId, Delayed> delayed_;             // coarse transfers paying their latencies, host launches
   std::unordered_map<std::uint64_t, double> route_latency_; // per (sender, receiver)
   std::vector<TaskTiming> timings_;
   std::vector<bool> done_;

@@ -57,11 +57,25 @@ std::vector<TaskId> CollectiveRegistry::join_transfer(const CollectiveSpec& spec
   return join_key({-1, from, to, tag}, spec, {from, to}, device, entry);
 }
 
-DeviceProgram::DeviceProgram(TaskSink& graph, CollectiveRegistry& registry, DeviceId device)
-    : graph_(graph), registry_(registry), device_(device) {}
+DeviceProgram::DeviceProgram(TaskSink& graph, CollectiveRegistry& registry, DeviceId device, units::Seconds launch_time)
+    : graph_(graph), registry_(registry), device_(device), launch_time_(launch_time) {}
+
+std::optional<TaskId> DeviceProgram::launch(const TaskTag& tag) {
+  if (!(launch_time_.value() > 0)) return std::nullopt;
+  const TaskId id = graph_.add_host_launch(device_, tag, launch_time_);
+  if (last_launch_) graph_.add_dependency(*last_launch_, id);
+  std::sort(host_waits_.begin(), host_waits_.end());
+  host_waits_.erase(std::unique(host_waits_.begin(), host_waits_.end()), host_waits_.end());
+  for (const TaskId t : host_waits_) graph_.add_dependency(t, id);
+  host_waits_.clear();
+  last_launch_ = id;
+  return id;
+}
 
 TaskId DeviceProgram::compute(const TaskTag& tag, const Kernel& kernel) {
+  const std::optional<TaskId> launched = launch(tag);
   const TaskId id = graph_.add_kernel(device_, tag, kernel);
+  if (launched) graph_.add_dependency(*launched, id);
   if (last_compute_) graph_.add_dependency(*last_compute_, id);
   // Collect the waits that fall due at this kernel; count down the overlapped ones.
   auto due = std::stable_partition(waits_.begin(), waits_.end(),
@@ -94,23 +108,26 @@ void DeviceProgram::collective(const CollectiveSpec& spec, const std::vector<Dev
   auto& sequence = group_sequence_[{static_cast<int>(spec.group), devices.front(), group_tag(devices)}];
   auto entry = entry_for(stream);
   entry.insert(entry.end(), also_after.begin(), also_after.end());
+  if (const auto launched = launch({spec.pass, spec.layer, spec.micro_batch, spec.label})) entry.push_back(*launched);
   std::vector<TaskId> done = registry_.join(spec, devices, sequence++, device_, entry);
   stream_tail_[static_cast<std::size_t>(stream)] = done;
   add_wait(std::move(done), stream, wait);
 }
 
-std::vector<TaskId> DeviceProgram::point_to_point_entry() const {
-  if (last_compute_) return {*last_compute_};
-  return {};
+std::vector<TaskId> DeviceProgram::point_to_point_entry(const CollectiveSpec& spec) {
+  std::vector<TaskId> entry;
+  if (last_compute_) entry.push_back(*last_compute_);
+  if (const auto launched = launch({spec.pass, spec.layer, spec.micro_batch, spec.label})) entry.push_back(*launched);
+  return entry;
 }
 
 void DeviceProgram::send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag) {
-  std::vector<TaskId> done = registry_.join_transfer(spec, device_, to, tag, device_, point_to_point_entry());
+  std::vector<TaskId> done = registry_.join_transfer(spec, device_, to, tag, device_, point_to_point_entry(spec));
   add_wait(std::move(done), stream_for(spec.group), {});
 }
 
 std::vector<TaskId> DeviceProgram::receive(const CollectiveSpec& spec, DeviceId from, std::uint32_t tag) {
-  std::vector<TaskId> done = registry_.join_transfer(spec, from, device_, tag, device_, point_to_point_entry());
+  std::vector<TaskId> done = registry_.join_transfer(spec, from, device_, tag, device_, point_to_point_entry(spec));
   add_wait(done, stream_for(spec.group), {});
   return done;
 }
@@ -127,9 +144,16 @@ void DeviceProgram::synchronize_host() {
   for (auto& w : waits_) {
     w.deferred = false;
     w.remaining = 0;
+    host_waits_.insert(host_waits_.end(), w.tasks.begin(), w.tasks.end());
   }
-  for (std::size_t s = 0; s < stream_tail_.size(); ++s)
-    if (s != static_cast<std::size_t>(Stream::compute)) add_wait(stream_tail_[s], static_cast<Stream>(s), {});
+  for (std::size_t s = 0; s < stream_tail_.size(); ++s) {
+    if (s == static_cast<std::size_t>(Stream::compute)) continue;
+    add_wait(stream_tail_[s], static_cast<Stream>(s), {});
+    host_waits_.insert(host_waits_.end(), stream_tail_[s].begin(), stream_tail_[s].end());
+  }
+  if (last_compute_) host_waits_.push_back(*last_compute_);
 }
+
+void DeviceProgram::host_waits_for(TaskId task) { host_waits_.push_back(task); }
 
 } // namespace twocs::lowering

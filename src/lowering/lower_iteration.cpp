@@ -39,7 +39,8 @@ public:
 
   void lower_device(CollectiveRegistry& registry, DeviceId id) const {
     const auto& plan = context_.plan;
-    DeviceLowering device{DeviceProgram(context_.sink, registry, id), context_.layout.coordinates(id),
+    DeviceLowering device{DeviceProgram(context_.sink, registry, id, plan.host.launch_time.value_or(units::Seconds(0))),
+                          context_.layout.coordinates(id),
                           GradientSync(context_.sink, plan, context_.layout.group(id, model::CommGroup::data),
                                        expert_data_group(context_.layout, id, plan.parallelism.expert))};
     const auto items = pipeline_schedule(plan, device.at.pipeline);

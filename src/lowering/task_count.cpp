@@ -18,6 +18,10 @@ public:
     full_ += replicas_;
     return next_id();
   }
+  TaskId add_host_launch(DeviceId, const TaskTag&, units::Seconds) override {
+    full_ += replicas_;
+    return next_id();
+  }
   TaskId add_transfer(DeviceId from, const TaskTag&, const Transfer& transfer) override {
     // Between two simulated devices each replica has its own; one side of a folded collective
     // is counted with the collective (on_folded_collective).

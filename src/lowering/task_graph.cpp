@@ -6,7 +6,14 @@
 
 namespace twocs::lowering {
 
-std::string_view to_string(TaskKind k) { return k == TaskKind::compute ? "compute" : "transfer"; }
+std::string_view to_string(TaskKind k) {
+  switch (k) {
+  case TaskKind::compute: return "compute";
+  case TaskKind::transfer: return "transfer";
+  case TaskKind::host: return "host";
+  }
+  return "?";
+}
 
 std::string_view to_string(Stream s) {
   switch (s) {
@@ -16,6 +23,7 @@ std::string_view to_string(Stream s) {
   case Stream::data_comm: return "comm.data";
   case Stream::expert_comm: return "comm.expert";
   case Stream::context_comm: return "comm.context";
+  case Stream::host: return "host";
   }
   return "?";
 }
@@ -52,6 +60,12 @@ TaskId TaskGraph::add_kernel(DeviceId device, const TaskTag& tag, const Kernel& 
   return add(device, TaskKind::compute, tag, static_cast<std::uint32_t>(kernels_.size() - 1));
 }
 
+TaskId TaskGraph::add_host_launch(DeviceId device, const TaskTag& tag, units::Seconds duration) {
+  kernels_.push_back({duration, units::Flops{}, units::Bytes{}, false});
+  ++host_tasks_;
+  return add(device, TaskKind::host, tag, static_cast<std::uint32_t>(kernels_.size() - 1));
+}
+
 TaskId TaskGraph::add_transfer(DeviceId from, const TaskTag& tag, const Transfer& transfer) {
   assert(transfer.peer >= 0 && transfer.peer < device_count_ && transfer.peer != from);
   transfers_.push_back(transfer);
@@ -75,6 +89,7 @@ const Transfer& TaskGraph::transfer(TaskId id) const {
 }
 
 Stream TaskGraph::stream(TaskId id) const {
+  if (task(id).is_host()) return Stream::host;
   return task(id).is_transfer() ? stream_for(transfer(id).group) : Stream::compute;
 }
 

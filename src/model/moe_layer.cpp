@@ -183,7 +183,9 @@ void add_dispatch_metadata(StepSequence& steps, const LayerShape& shape, Pass pa
     steps.push_back(
         collective("moe.dispatch.counts.all_gather", Collective::all_gather, CommGroup::expert, pass, gathered));
   }
-  steps.push_back(memory_bound("moe.dispatch.host_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0));
+  ComputeOp wait = memory_bound("moe.dispatch.host_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0);
+  wait.host_waits = true;
+  steps.push_back(std::move(wait));
 }
 
 ComputeOp experts_activation_forward(const LayerShape& shape, const MoeDims& d, Pass pass) {

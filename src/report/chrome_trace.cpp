@@ -38,12 +38,13 @@ void append_microseconds(ChunkedWriter& w, units::Seconds t) {
   }
 }
 
-void write_metadata(EventList& events, lowering::DeviceId devices) {
+void write_metadata(EventList& events, lowering::DeviceId devices, bool host) {
   for (lowering::DeviceId d = 0; d < devices; ++d) {
     events.next().format(R"({{"name":"process_name","ph":"M","pid":{0},"tid":0,"args":{{"name":"device {0}"}}}})", d);
     events.next().format(R"({{"name":"process_sort_index","ph":"M","pid":{0},"tid":0,"args":{{"sort_index":{0}}}}})",
                          d);
     for (const auto stream : lowering::all_streams) {
+      if (stream == lowering::Stream::host && !host) continue; // no host launches modelled
       const auto tid = static_cast<int>(stream);
       auto& w = events.next();
       w.format(R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":)", d, tid);
@@ -81,6 +82,8 @@ void write_event(ChunkedWriter& w, const lowering::TaskGraph& graph, TaskId id, 
   fileio::append_json_string(w.buffer(), graph.display_name(id));
   if (t.is_transfer()) {
     w.format(",\"cat\":\"comm.{}\"", model::to_string(graph.transfer(id).group));
+  } else if (t.is_host()) {
+    w.append(",\"cat\":\"host\"");
   } else {
     w.append(",\"cat\":\"compute\"");
   }
@@ -101,7 +104,7 @@ void write_chrome_trace(std::ostream& out, const lowering::TaskGraph& graph, con
   ChunkedWriter w(out);
   w.append("{\"traceEvents\":[\n");
   EventList events(w);
-  write_metadata(events, graph.device_count());
+  write_metadata(events, graph.device_count(), graph.has_host_tasks());
   const auto count = static_cast<TaskId>(graph.size());
   for (TaskId id = 0; id < count; ++id) write_event(events.next(), graph, id, timeline.tasks[id]);
   w.append("\n],\n\"displayTimeUnit\":\"ms\"}\n");

@@ -26,6 +26,7 @@ std::string_view dot_colour(const TaskGraph& graph, TaskId id) {
   case lowering::Stream::data_comm: return "#fff3b0";
   case lowering::Stream::expert_comm: return "#dadaeb";
   case lowering::Stream::context_comm: return "#d9f0d3";
+  case lowering::Stream::host: return "#e0e0e0";
   }
   return "#ffffff";
 }

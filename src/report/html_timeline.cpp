@@ -99,6 +99,8 @@ std::string Chart::tooltip(const Item& item) const {
     text += fmt::format("\n{} {} {}, {} comm", sends ? "send" : "receive", units::to_string(x.bytes),
                         sends ? fmt::format("to device {}", x.peer) : fmt::format("from device {}", t.device),
                         model::to_string(x.group));
+  } else if (t.is_host()) {
+    text += "\nthe host launching it";
   } else {
     const lowering::Kernel& k = graph_.kernel(item.id);
     text += fmt::format("\n{}, {}", units::to_string(k.flops), units::to_string(k.bytes));
@@ -205,14 +207,16 @@ void write_svg_timeline(ChunkedWriter& w, const lowering::TaskGraph& graph, cons
     w.append("<p>No timeline to draw: the iteration took no simulated time.</p>\n");
     return;
   }
-  const double top = lowering::stream_count * row_height + 4.0;
+  // The host's row only where its launches are modelled.
+  const int shown_rows = graph.has_host_tasks() ? lowering::stream_count : lowering::stream_count - 1;
+  const double top = shown_rows * row_height + 4.0;
   w.format(R"(<svg class="gantt" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" role="img">)",
            left_margin + plot_width + 40.0, top + axis_height, left_margin + plot_width + 40.0, top + axis_height);
   w.format("<title>Timeline of device {}</title>\n", device);
   write_axis(w, span, top);
   Chart chart(w, graph, span, device, max_rects);
   const auto rows = rows_of(graph, timeline, device);
-  for (int row = 0; row < lowering::stream_count; ++row) {
+  for (int row = 0; row < shown_rows; ++row) {
     w.format(R"(<text class="row" x="{:.2f}" y="{:.2f}">{}</text>)", left_margin - 8.0,
              static_cast<double>(row) * row_height + 2.0 + bar_height * 0.7,
              html_escape(lowering::to_string(lowering::all_streams[row])));

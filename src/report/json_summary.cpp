@@ -110,6 +110,7 @@ std::string json_summary(const analysis::Summary& summary) {
   out["exposed_comm_by_kind_s"] = per_group(summary.exposed_comm_by_group);
   out["comm_busy_s"] = number(summary.comm_busy.value());
   out["comm_busy_by_kind_s"] = per_group(summary.comm_busy_by_group);
+  out["host_wait_s"] = number(summary.host_wait.value());
   out["overlapped_comm_by_kind_s"] = per_group(summary.overlapped_comm_by_group);
   out["comm_fraction"] = number(summary.comm_fraction);
   out["exposed_comm_fraction"] = number(summary.exposed_comm_fraction);

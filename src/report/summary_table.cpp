@@ -58,6 +58,8 @@ void write_breakdown(Out& out, const analysis::Summary& s) {
     breakdown_row(out, fmt::format("  {}", model::to_string(group)), s.exposed_comm_by_group[analysis::index(group)],
                   s.iteration_time);
   breakdown_row(out, "idle", b.idle, s.iteration_time, "  (bubbles, waiting)");
+  if (s.host_wait.value() > 0)
+    breakdown_row(out, "waiting for host", s.host_wait, s.iteration_time, "  (kernels waiting for their launch)");
 }
 
 void write_efficiency(Out& out, const analysis::Summary& s) {

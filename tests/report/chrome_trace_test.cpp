@@ -94,6 +94,28 @@ TEST_SUITE("chrome trace") {
     CHECK(threads[{0, 5}] == "comm.context");
   }
 
+  TEST_CASE("chrome trace: the host's launches get a thread of their own, only where they are modelled") {
+    auto run = twocs::testing::tiny_run();
+    const auto threads = [](const json& j) {
+      std::set<std::pair<int, std::string>> names;
+      for (const auto& e : j["traceEvents"])
+        if (e["name"] == "thread_name") names.insert({e["tid"].get<int>(), e["args"]["name"].get<std::string>()});
+      return names;
+    };
+    CHECK(threads(json::parse(trace_text(run))).count({6, "host"}) == 0);
+    const twocs::lowering::TaskTag tag{twocs::model::Pass::forward, 0, 0, run.graph.intern_label("attn.qkv")};
+    (void)run.graph.add_host_launch(1, tag, twocs::units::seconds(13.5e-6));
+    run.timeline.tasks.push_back({twocs::units::seconds(0), twocs::units::seconds(13.5e-6)});
+    const json j = json::parse(trace_text(run));
+    CHECK(threads(j).count({6, "host"}) == 1);
+    const json& launch = j["traceEvents"].back();
+    CHECK(launch["cat"] == "host");
+    CHECK(launch["tid"] == 6);
+    CHECK(launch["pid"] == 1);
+    CHECK(launch["args"]["label"] == "attn.qkv");
+    CHECK(launch["dur"].get<double>() == doctest::Approx(13.5));
+  }
+
   TEST_CASE("chrome trace: deterministic and golden") {
     const auto run = twocs::testing::tiny_run();
     const std::string text = trace_text(run);

@@ -23,6 +23,11 @@ struct DeviceBreakdown {
 [[nodiscard]] DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                              lowering::DeviceId device, units::Seconds iteration_time);
 
+/// Time `device`'s kernels waited for their host's launch after everything else they needed had
+/// finished: the device held back by its host (lowering/device_program.hpp, "Host launches").
+[[nodiscard]] units::Seconds host_wait(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                       lowering::DeviceId device);
+
 /// Which devices run kernels: all of them, or one per pipeline stage when replicas are folded
 /// (lowering::LoweringOptions); the others only appear as ends of mirrored transfers.
 [[nodiscard]] std::vector<bool> devices_running_kernels(const lowering::TaskGraph& graph);

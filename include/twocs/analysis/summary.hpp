@@ -69,6 +69,7 @@ struct Summary {
   PerGroup comm_busy_by_group{};          // time each group's communication runs on the measured device
   PerGroup overlapped_comm_by_group{};    // overlapped time split evenly among the groups active at once
   units::Seconds comm_busy;               // time any communication runs on the measured device
+  units::Seconds host_wait;               // time its kernels waited only for their host's launch
   double comm_fraction = 0;               // comm_busy / (compute + comm_busy)
   double exposed_comm_fraction = 0;       // exposed_comm / iteration_time
   units::Flops model_flops;               // per iteration, all devices, no recomputation

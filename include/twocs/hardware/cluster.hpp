@@ -87,6 +87,10 @@ struct NodeSpec {
   /// (src/transport/nvls.cc: NVLS_NCHANNELS_SM90 16 on Hopper, NVLS_NCHANNELS_SM100_NVL 24 on
   /// Blackwell within one NVLink domain).
   std::int32_t in_network_channels = 16;
+  /// CPU time the host (one process per device) spends launching one kernel: a PyTorch
+  /// operator's dispatch and its CUDA launch (lowering/device_program.hpp). 0: the host never
+  /// holds the device back. Workloads override it with training.host.launch_time.
+  units::Seconds host_launch_time = units::Seconds(0);
 };
 
 struct NetworkSpec {

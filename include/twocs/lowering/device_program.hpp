@@ -66,9 +66,18 @@ struct CollectiveWait {
   bool deferred = false;
 };
 
+/// The host is a CPU thread that launches the device's work in program order, each launch taking
+/// `launch_time` of host time (a PyTorch operator's dispatch and the CUDA launch: one per
+/// operation, also where the operation loops over kernels in C++), so that work
+/// starts no earlier than its launch. The host runs ahead of the device while kernels last longer
+/// than their launches and falls behind when they are shorter; where it waits for the device (a
+/// host synchronisation) it loses its lead, and the device then waits for the launches after it
+/// (docs/simulation.md, "Host launches"). A launch time of 0 leaves the host out: work starts as
+/// soon as the streams and its inputs allow.
 class DeviceProgram {
 public:
-  DeviceProgram(TaskSink& graph, CollectiveRegistry& registry, DeviceId device);
+  DeviceProgram(TaskSink& graph, CollectiveRegistry& registry, DeviceId device,
+                units::Seconds launch_time = units::Seconds(0));
 
   /// Appends a kernel to the compute stream; returns its task.
   TaskId compute(const TaskTag& tag, const Kernel& kernel);
@@ -92,6 +101,9 @@ public:
   /// every stream of the device, so the next compute kernel waits for every task issued so far,
   /// deferred gradient buckets and point-to-point messages included.
   void synchronize_host();
+  /// The host waits for `task` to finish (it reads a result back: the token counts an expert
+  /// dispatch needs on the CPU) before it launches anything more.
+  void host_waits_for(TaskId task);
 
   [[nodiscard]] DeviceId device() const { return device_; }
 
@@ -103,13 +115,18 @@ private:
     bool deferred;
   };
   std::vector<TaskId> entry_for(Stream stream) const;
-  std::vector<TaskId> point_to_point_entry() const;
+  std::vector<TaskId> point_to_point_entry(const CollectiveSpec& spec);
   void add_wait(std::vector<TaskId> tasks, Stream stream, CollectiveWait wait);
+  /// The host's launch of the work tagged `tag`; none without a launch time.
+  std::optional<TaskId> launch(const TaskTag& tag);
 
   TaskSink& graph_;
   CollectiveRegistry& registry_;
   DeviceId device_;
+  units::Seconds launch_time_;
   std::optional<TaskId> last_compute_;
+  std::optional<TaskId> last_launch_;
+  std::vector<TaskId> host_waits_; // what the next launch waits for
   std::array<std::vector<TaskId>, stream_count> stream_tail_;
   std::vector<PendingWait> waits_;
   std::map<std::tuple<int, DeviceId, DeviceId>, std::uint32_t> group_sequence_; // (kind, first, group_tag) -> next

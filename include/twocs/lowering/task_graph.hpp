@@ -36,6 +36,9 @@ struct Task {
   std::uint32_t detail = 0; // index into the graph's kernels or transfers
 
   [[nodiscard]] bool is_transfer() const { return kind == TaskKind::transfer; }
+  /// A kernel on the device (not a transfer, not the host launching one).
+  [[nodiscard]] bool is_kernel() const { return kind == TaskKind::compute; }
+  [[nodiscard]] bool is_host() const { return kind == TaskKind::host; }
 };
 
 class TaskGraph final : public TaskSink {
@@ -44,6 +47,8 @@ public:
 
   TaskId add_kernel(DeviceId device, const TaskTag& tag, const Kernel& kernel) override;
   TaskId add_transfer(DeviceId from, const TaskTag& tag, const Transfer& transfer) override;
+  /// Stored as a kernel without work: kernel(id) gives its duration.
+  TaskId add_host_launch(DeviceId device, const TaskTag& tag, units::Seconds duration) override;
   /// `after` may start only once `before` has finished. Self-loops are rejected.
   void add_dependency(TaskId before, TaskId after) override;
 
@@ -56,11 +61,14 @@ public:
   [[nodiscard]] std::size_t dependency_count() const { return unindexed_.size() + successors_.size(); }
   [[nodiscard]] DeviceId device_count() const { return device_count_; }
   [[nodiscard]] const Task& task(TaskId id) const { return tasks_[id]; }
-  /// The kernel of a compute task / the transfer of a transfer task (checked in debug builds).
+  /// The kernel of a compute or host task / the transfer of a transfer task (checked in debug builds).
   [[nodiscard]] const Kernel& kernel(TaskId id) const;
   [[nodiscard]] const Transfer& transfer(TaskId id) const;
-  /// The stream a task runs on: compute for kernels, its group's stream for transfers.
+  /// The stream a task runs on: compute for kernels, its group's stream for transfers, host for
+  /// host launches.
   [[nodiscard]] Stream stream(TaskId id) const;
+  /// True when some task launches on the host (the host model is on).
+  [[nodiscard]] bool has_host_tasks() const { return host_tasks_ > 0; }
   /// True when `device` computes `id`, sends it or receives it.
   [[nodiscard]] bool involves(TaskId id, DeviceId device) const;
 
@@ -96,6 +104,7 @@ private:
   std::vector<Task> tasks_;
   std::vector<Kernel> kernels_;
   std::vector<Transfer> transfers_;
+  std::size_t host_tasks_ = 0;
   // Dependencies added since the last index, in order; then per task, in compressed form:
   // successors_[successor_begin_[id] .. successor_begin_[id + 1]), likewise for predecessors.
   mutable std::vector<std::pair<TaskId, TaskId>> unindexed_;

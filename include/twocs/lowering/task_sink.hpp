@@ -19,6 +19,9 @@ using DeviceId = std::int32_t;
 enum class TaskKind : std::uint8_t {
   compute,  // a kernel on the device's compute stream; costs its `Kernel::duration`
   transfer, // `Transfer::bytes` from the device to its peer; time emerges from the network
+  /// The host (CPU thread driving the device) launching a kernel or collective: `Kernel::duration`
+  /// of host time, in program order, that the work it launches waits for (device_program.hpp).
+  host,
 };
 
 /// Where a task belongs in the iteration, whatever its kind.
@@ -55,6 +58,8 @@ public:
   virtual ~TaskSink() = default;
   virtual TaskId add_kernel(DeviceId device, const TaskTag& tag, const Kernel& kernel) = 0;
   virtual TaskId add_transfer(DeviceId from, const TaskTag& tag, const Transfer& transfer) = 0;
+  /// `duration` of the device's host launching the work tagged `tag`.
+  virtual TaskId add_host_launch(DeviceId device, const TaskTag& tag, units::Seconds duration) = 0;
   /// `after` may start only once `before` has finished.
   virtual void add_dependency(TaskId before, TaskId after) = 0;
   /// The id of `label`, the same for the same text.

@@ -106,6 +106,9 @@ struct ComputeOp {
   /// The gradients above are routed experts' weights, reduced over the expert-data-parallel
   /// group (Megatron-Core's expert_data_parallel_group) instead of the data-parallel group.
   bool expert_grads = false;
+  /// The host waits for this op before it launches anything more: it copies a result back to the
+  /// CPU (the token counts a variable-size expert dispatch must know, token_dispatcher.py).
+  bool host_waits = false;
   /// Share of `flops` spent on masked attention scores that a causal model does not need (the
   /// unfused kernels compute them anyway); excluded from model FLOPs.
   double masked_share = 0;

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -150,6 +151,10 @@ struct HostPlan {
   /// Model the framework's host synchronisation points (torch.cuda.synchronize, .item()): all
   /// streams of the device drain before the next kernel. `false` is the ablation.
   bool synchronize = true;
+  /// Host time per kernel launch (lowering/device_program.hpp): the workload's
+  /// `training.host.launch_time`, else the platform's `node.host_launch_time`; 0 or none: the
+  /// host never holds the device back.
+  std::optional<units::Seconds> launch_time;
 };
 
 struct TrainingPlan {
