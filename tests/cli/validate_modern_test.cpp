@@ -40,17 +40,19 @@ using twocs::test::TempDir;
 /// at -28.8%: twocs hides 3.95 s of expert exchanges where the run saved 2.1 s (docs/validation.md).
 /// Qwen3's QK-norm (model.qk_norm, the zoo's --qk-layernorm, 2026-12-02): TP 4 EP 8 -51.6% ->
 /// -50.7%, EP 32 -16.8% -> -15.7%, its +1f1b overlap -28.8% -> -27.5%, PP 32 -32.8% -> -32.1%.
+/// Host launches (node.host_launch_time, 13.5 us on dgx-h100, 2026-12-02): TP 4 EP 8 -50.5%,
+/// EP 32 -15.6%, its overlap -27.3%, PP 32 -31.9%; NeMo GPT-3 +0.2% / +6.7%, Llama 2 70B +8.0%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
                                                         {"llama3-405b-8k-16384gpu", -0.1207},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", 0.0014},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0661},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0781},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0402},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", 0.0025},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0667},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0802},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0398},
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.2098},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5072},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1570},
-                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2754},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3210},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5053},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1557},
+                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2730},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3195},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.1591},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0885},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.2240},
@@ -83,7 +85,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1687 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1684 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0861 + margin);
 }
