@@ -240,3 +240,56 @@ TEST_CASE("what cannot be mapped is named: MoE every other layer, unknown types,
   }
   CHECK_THROWS_AS((void)config::import_hf_config("not json", "config.json"), InputError);
 }
+
+TEST_CASE("a multimodal Gemma 3 config is read through its text_config, with Gemma3TextConfig's defaults") {
+  // google/gemma-3-27b-it's layout: the language model in text_config, which leaves vocab_size and
+  // max_position_embeddings to Gemma3TextConfig (262,208 and 131,072).
+  const std::string json = R"({
+  "architectures": ["Gemma3ForConditionalGeneration"],
+  "model_type": "gemma3",
+  "text_config": {
+    "head_dim": 128,
+    "hidden_size": 5376,
+    "intermediate_size": 21504,
+    "model_type": "gemma3_text",
+    "num_attention_heads": 32,
+    "num_hidden_layers": 62,
+    "num_key_value_heads": 16,
+    "sliding_window": 1024
+  },
+  "vision_config": {"hidden_size": 1152, "model_type": "siglip_vision_model", "num_hidden_layers": 27}
+})";
+  const auto w = import(json);
+  CHECK(w.model.layers == 62);
+  CHECK(w.model.hidden == 5376);
+  CHECK(w.model.vocab == 262208);
+  CHECK(w.model.seq_len == 131072);
+  CHECK(w.model.full_attention_every == 6);
+  CHECK(w.model.sliding_window == 1024);
+  CHECK(w.model.qk_norm);
+  CHECK(w.model.post_norms);
+  const std::string text = config::import_hf_config(json, "config.json");
+  CHECK(text.find("model_type gemma3)") != std::string::npos);
+  CHECK(text.find("vision tower is not modelled") != std::string::npos);
+}
+
+TEST_CASE("a text_config's errors point inside it; a missing text model type is inferred or refused") {
+  const auto import_error = [](const std::string& json) {
+    return test::input_error_of([&] { (void)config::import_hf_config(json, "config.json"); });
+  };
+  const auto odd = import_error(R"({"model_type": "gemma3",
+  "text_config": {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+    "num_key_value_heads": 3, "intermediate_size": 128, "sliding_window": 16}})");
+  CHECK(std::string(odd.problem()).find("'num_key_value_heads' (3) must divide") != std::string::npos);
+  REQUIRE(odd.location().has_value());
+  CHECK(odd.location()->line == 3); // at the value inside text_config
+  CHECK(odd.location()->column == 28);
+  // Mistral3Config's text model is a Mistral; a missing field inside it is located at text_config's '{'.
+  const auto mistral = import_error(R"({"model_type": "mistral3", "text_config": {"hidden_size": 64}})");
+  CHECK(std::string(mistral.problem()) == "field 'num_hidden_layers' is missing");
+  CHECK(mistral.location()->column == 43);
+  const auto unnamed = import_error(R"({"model_type": "llava", "text_config": {"hidden_size": 64}})");
+  CHECK(std::string(unnamed.problem()).find("names no model_type") != std::string::npos);
+  const auto scalar = import_error(R"({"model_type": "gemma3", "text_config": 7})");
+  CHECK(std::string(scalar.problem()) == "field 'text_config' must be an object, got 7");
+}
