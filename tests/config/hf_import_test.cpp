@@ -273,7 +273,7 @@ TEST_CASE("a multimodal Gemma 3 config is read through its text_config, with Gem
   CHECK(text.find("vision tower is not modelled") != std::string::npos);
 }
 
-TEST_CASE("a text_config's errors point inside it; a missing text model type is inferred or refused") {
+TEST_CASE("a text_config's errors point inside it and a missing text model type is inferred or refused") {
   const auto import_error = [](const std::string& json) {
     return test::input_error_of([&] { (void)config::import_hf_config(json, "config.json"); });
   };
