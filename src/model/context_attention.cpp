@@ -101,11 +101,7 @@ CollectiveOp exchange(const char* name, Pass pass, units::Bytes size, int overla
 } // namespace
 
 units::Bytes context_kv_block(const LayerShape& shape) {
-  const auto& m = shape.model;
-  // Grouped K/V heads fewer than t are replicated, one per rank (Megatron-Core GQA).
-  const std::int64_t kv_local = m.kv_heads >= shape.tensor ? m.kv_heads / shape.tensor : 1;
-  const double tokens = as_double(shape.micro_batch) * as_double(m.seq_len / shape.context);
-  return size_of(tokens * as_double(kv_local) * as_double(m.kv_head_width()), shape.dtype);
+  return size_of(shape.model.context_kv_elements(shape.micro_batch, shape.tensor, shape.context), shape.dtype);
 }
 
 void add_context_attention_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {

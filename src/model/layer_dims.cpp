@@ -24,8 +24,7 @@ LayerDims dims_of(const LayerShape& shape) {
   d.ffn_in_local = ffn_columns / t;
   d.ffn_out_local = m.ffn_hidden / t;
   d.activation = size_of(bsh, shape.dtype);
-  // Grouped K/V heads fewer than t are replicated, one per rank (Megatron-Core GQA).
-  const std::int64_t kv_local = m.kv_heads >= t ? m.kv_heads / t : 1;
+  const std::int64_t kv_local = m.kv_heads_per_rank(t);
   d.kv_local_heads = kv_local;
   d.rope_elements = as_double(d.tokens) * as_double(d.local_heads + kv_local) * as_double(m.head_dim());
   // MLA rotates each head's rope part of Q and one key rope part shared by the heads (DeepSeek-V2, Eq. 14-15).

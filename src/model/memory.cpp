@@ -88,7 +88,7 @@ double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan,
   const double t = as_double(plan.parallelism.tensor);
   const double h = as_double(m.hidden);
   const double e = plan.dtype == Dtype::fp32 ? 4.0 : 2.0;
-  const double kv_local = m.kv_heads >= plan.parallelism.tensor ? as_double(m.kv_heads) / t : 1.0;
+  const double kv_local = as_double(m.kv_heads_per_rank(plan.parallelism.tensor));
   const double input = sequence_parallel ? e * sbh / t : e * sbh;
   const double sb = sbh / h;
   const double q = e * sb * as_double(m.attention_width()) / t;
@@ -166,9 +166,7 @@ std::int64_t chunks_in_flight(const TrainingPlan& plan, std::int64_t stage) {
 double context_kv_buffers(const TransformerConfig& m, const TrainingPlan& plan, double element) {
   const auto& par = plan.parallelism;
   if (par.context <= 1) return 0;
-  const std::int64_t kv_local = m.kv_heads >= par.tensor ? m.kv_heads / par.tensor : 1;
-  const double block = as_double(plan.micro_batch) * as_double(m.seq_len / par.context) * as_double(kv_local) *
-                       as_double(m.kv_head_width()) * element;
+  const double block = m.context_kv_elements(plan.micro_batch, par.tensor, par.context) * element;
   const double cp = as_double(par.context);
   switch (par.context_comm) {
   case ContextComm::ring: return std::max(cp, 4.0) * block;

@@ -104,7 +104,7 @@ void validate_context(const TransformerConfig& m, const TrainingPlan& plan) {
   // Transformer Engine's all-to-all: "The number of attention heads needs to be divisible by CP
   // size!" (AttnFuncWithCPAndQKVOA2A), for the query heads and the key/value heads of a rank.
   const std::int64_t t = plan.parallelism.tensor;
-  const std::int64_t kv_local = m.kv_heads >= t ? m.kv_heads / t : 1;
+  const std::int64_t kv_local = m.kv_heads_per_rank(t);
   if ((m.heads / t) % cp != 0 || kv_local % cp != 0)
     throw InputError(fmt::format("context_comm: all_to_all splits each rank's heads over the context group, but "
                                  "its {} query and {} key/value heads do not divide by {}",

@@ -105,6 +105,18 @@ struct TransformerConfig {
   /// Elements of one token's key and value per key/value head: 2 d_head (MLA: nope + rope + v,
   /// the up-projected per-head K and V that attention and context parallelism see).
   [[nodiscard]] std::int64_t kv_head_width() const { return qk_head_dim() + v_head_dim(); }
+  /// Key/value heads one of `tensor` tensor-parallel ranks holds: kv_heads / t, at least 1
+  /// (grouped K/V heads fewer than t are replicated, one per rank: Megatron-Core GQA).
+  [[nodiscard]] std::int64_t kv_heads_per_rank(std::int64_t tensor) const {
+    return kv_heads >= tensor ? kv_heads / tensor : 1;
+  }
+  /// Elements of one rank's K and V for `micro_batch` sequences of its s / cp tokens:
+  /// b (s / cp) (kv heads per rank) x kv_head_width (context parallelism's exchanged block).
+  [[nodiscard]] double context_kv_elements(std::int64_t micro_batch, std::int64_t tensor, std::int64_t context) const {
+    const std::int64_t tokens = micro_batch * (seq_len / context); // context parallelism splits s evenly
+    return static_cast<double>(tokens) * static_cast<double>(kv_heads_per_rank(tensor)) *
+           static_cast<double>(kv_head_width());
+  }
   /// Width of the attention-output projection's input: a * d_head (= h unless head_dim is set;
   /// a * v_head_dim with MLA); also the query projection's output without MLA.
   [[nodiscard]] std::int64_t attention_width() const { return heads * v_head_dim(); }
