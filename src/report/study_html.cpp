@@ -38,14 +38,30 @@ struct View {
   }
 };
 
+/// Whether any ok row has a non-zero value in `column` (a CSV from before the column existed has none).
+bool any_nonzero(const View& v, std::string_view column) {
+  return std::any_of(v.ok.begin(), v.ok.end(), [&](const auto* row) {
+    const double x = v.at(*row, column);
+    return std::isfinite(x) && x != 0;
+  });
+}
+
 void breakdown_chart(fmt::memory_buffer& out, const View& v) {
+  // Exposed communication by kind; MoE's expert and context parallelism's kinds only where a
+  // scenario has them, so that a dense study's legend stays as it was.
+  std::vector<std::string_view> kinds = {"tensor", "pipeline", "data"};
+  for (std::string_view kind : {"expert", "context"})
+    if (any_nonzero(v, fmt::format("exposed_comm_by_kind_s.{}", kind))) kinds.push_back(kind);
   detail::StackedBars bars;
-  bars.part_names = {"compute", "exposed tensor comm", "exposed pipeline comm", "exposed data comm", "idle"};
+  bars.part_names = {"compute"};
+  for (std::string_view kind : kinds) bars.part_names.push_back(fmt::format("exposed {} comm", kind));
+  bars.part_names.emplace_back("idle");
   for (const auto* row : v.ok) {
     bars.labels.push_back(v.label(*row));
-    bars.parts.push_back({v.at(*row, "breakdown_s.compute"), v.at(*row, "exposed_comm_by_kind_s.tensor"),
-                          v.at(*row, "exposed_comm_by_kind_s.pipeline"), v.at(*row, "exposed_comm_by_kind_s.data"),
-                          v.at(*row, "breakdown_s.idle")});
+    std::vector<double> parts{v.at(*row, "breakdown_s.compute")};
+    for (std::string_view kind : kinds) parts.push_back(v.at(*row, fmt::format("exposed_comm_by_kind_s.{}", kind)));
+    parts.push_back(v.at(*row, "breakdown_s.idle"));
+    bars.parts.push_back(std::move(parts));
     bars.tooltips.push_back(fmt::format("{}: iteration {:.4g} s", v.label(*row), v.at(*row, "iteration_time_s")));
   }
   fmt::format_to(std::back_inserter(out), "<h2>Where the iteration time goes</h2>\n");

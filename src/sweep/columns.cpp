@@ -11,10 +11,13 @@
 namespace twocs::sweep::detail {
 namespace {
 
-// The JSON summary's scalar fields (docs/outputs.md), in the order the CSV gives them.
-constexpr std::array<std::string_view, 24> summary_fields = {
+// The JSON summary's scalar fields (docs/outputs.md), in the order the CSV gives them: every
+// scalar but the plan's (the plan columns below), the input names and the approximations' reason
+// (tests/sweep/columns_test.cpp checks that list against a summary).
+constexpr std::array<std::string_view, 38> summary_fields = {
     "iteration_time_s",
     "world_size",
+    "measured_device",
     "breakdown_s.compute",
     "breakdown_s.exposed_comm",
     "breakdown_s.overlapped_comm",
@@ -22,10 +25,20 @@ constexpr std::array<std::string_view, 24> summary_fields = {
     "exposed_comm_by_kind_s.tensor",
     "exposed_comm_by_kind_s.pipeline",
     "exposed_comm_by_kind_s.data",
+    "exposed_comm_by_kind_s.expert",
+    "exposed_comm_by_kind_s.context",
     "comm_busy_s",
     "comm_busy_by_kind_s.tensor",
     "comm_busy_by_kind_s.pipeline",
     "comm_busy_by_kind_s.data",
+    "comm_busy_by_kind_s.expert",
+    "comm_busy_by_kind_s.context",
+    "overlapped_comm_by_kind_s.tensor",
+    "overlapped_comm_by_kind_s.pipeline",
+    "overlapped_comm_by_kind_s.data",
+    "overlapped_comm_by_kind_s.expert",
+    "overlapped_comm_by_kind_s.context",
+    "host_wait_s",
     "comm_fraction",
     "exposed_comm_fraction",
     "model_flops",
@@ -37,14 +50,19 @@ constexpr std::array<std::string_view, 24> summary_fields = {
     "simulated_devices",
     "simulated_tasks",
     "wall_time_s",
+    "approximations.folded",
+    "approximations.collective_lowering",
+    "approximations.coarse_collectives",
 };
 
 // The plan and model each scenario ran, read from its inputs by the sweep itself.
 // With a plan search (training.parallelism.search), the plan columns are the one it chose, from
 // the child's JSON summary; plan.search names the objective.
-constexpr std::array<std::string_view, 10> plan_fields = {
-    "plan.tensor",         "plan.pipeline",  "plan.data",        "plan.micro_batch", "plan.global_batch",
-    "plan.virtual_stages", "plan.recompute", "model.parameters", "platform.devices", "plan.search"};
+constexpr std::array<std::string_view, 12> plan_fields = {
+    "plan.tensor",         "plan.pipeline",    "plan.context",
+    "plan.data",           "plan.micro_batch", "plan.global_batch",
+    "plan.virtual_stages", "plan.recompute",   "plan.pipeline_schedule",
+    "model.parameters",    "platform.devices", "plan.search"};
 
 std::string json_field(const nlohmann::json& summary, std::string_view dotted) {
   const nlohmann::json* node = &summary;
@@ -67,17 +85,26 @@ std::vector<std::string> plan_values(const config::Study& study, std::size_t ind
     const auto& p = s.workload.plan;
     const auto params = model::count_parameters(s.workload.model, 1).total(s.workload.model.layers);
     if (summary && summary->contains("plan")) // the plan that ran: a plan search's choice
-      return {json_field(*summary, "plan.tensor"),       json_field(*summary, "plan.pipeline"),
-              json_field(*summary, "plan.data"),         json_field(*summary, "plan.micro_batch"),
-              json_field(*summary, "plan.global_batch"), json_field(*summary, "plan.virtual_stages"),
-              json_field(*summary, "plan.recompute"),    fmt::to_string(params),
-              fmt::to_string(s.cluster.device_count()),  json_field(*summary, "plan.search.objective")};
+      return {json_field(*summary, "plan.tensor"),
+              json_field(*summary, "plan.pipeline"),
+              json_field(*summary, "plan.context"),
+              json_field(*summary, "plan.data"),
+              json_field(*summary, "plan.micro_batch"),
+              json_field(*summary, "plan.global_batch"),
+              json_field(*summary, "plan.virtual_stages"),
+              json_field(*summary, "plan.recompute"),
+              json_field(*summary, "plan.pipeline_schedule"),
+              fmt::to_string(params),
+              fmt::to_string(s.cluster.device_count()),
+              json_field(*summary, "plan.search.objective")};
     if (s.workload.search.objective != config::PlanObjective::none) // searched, nothing ran: no plan to name
       return {"",
               "",
               "",
               "",
+              "",
               fmt::to_string(p.global_batch),
+              "",
               "",
               "",
               fmt::to_string(params),
@@ -85,11 +112,13 @@ std::vector<std::string> plan_values(const config::Study& study, std::size_t ind
               std::string(config::to_string(s.workload.search.objective))};
     return {fmt::to_string(p.parallelism.tensor),
             fmt::to_string(p.parallelism.pipeline),
+            fmt::to_string(p.parallelism.context),
             fmt::to_string(p.parallelism.data),
             fmt::to_string(p.micro_batch),
             fmt::to_string(p.global_batch),
             fmt::to_string(p.parallelism.virtual_stages),
             std::string(model::to_string(p.recompute)),
+            std::string(model::to_string(p.pipeline_schedule)),
             fmt::to_string(params),
             fmt::to_string(s.cluster.device_count()),
             std::string(config::to_string(s.workload.search.objective))};

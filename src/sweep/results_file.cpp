@@ -56,7 +56,8 @@ std::set<std::size_t> prepare_results(const std::filesystem::path& path, const s
   if (torn) text.erase(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1); // kill -9 mid-write
   std::size_t skipped = 0;
   const report::ResultsTable table = report::parse_results_csv(text, &skipped);
-  if (!table.columns.empty() && table.columns != header) foreign_csv(path, "its columns differ");
+  if (!table.columns.empty() && table.columns != header)
+    foreign_csv(path, "its columns differ (or a twocs version with other columns wrote it)");
   std::map<std::size_t, std::vector<std::string>> rows;
   const std::size_t axes = study.axis_keys().size();
   for (const auto& row : table.rows) {

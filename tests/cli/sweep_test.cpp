@@ -47,6 +47,25 @@ TEST_CASE("report: a results CSV becomes one self-contained page with non-empty 
   CHECK(!contains(html, "<script src"));
 }
 
+TEST_CASE("report: exposed expert and context comm get their own bar parts only where a scenario has them") {
+  const TempDir dir("study-report-moe");
+  const std::string header =
+      "scenario,model.hidden,status,reason,iteration_time_s,breakdown_s.compute,breakdown_s.idle,"
+      "exposed_comm_by_kind_s.tensor,exposed_comm_by_kind_s.pipeline,"
+      "exposed_comm_by_kind_s.data,exposed_comm_by_kind_s.expert,"
+      "exposed_comm_by_kind_s.context,comm_fraction,exposed_comm_fraction,mfu\n";
+  const std::string moe = dir.write("moe.csv", header + "0,1024,ok,,1.0,0.6,0.1,0.1,0,0,0.2,0,0.4,0.3,0.4\n");
+  const std::string dense = dir.write("dense.csv", header + "0,1024,ok,,1.0,0.6,0.1,0.1,0,0.3,0,0,0.4,0.3,0.4\n");
+  REQUIRE(run_command_line({"report", moe, "-o", dir.file("moe.html")}).code == 0);
+  REQUIRE(run_command_line({"report", dense, "-o", dir.file("dense.html")}).code == 0);
+  const std::string with_expert = read_text(dir.file("moe.html"));
+  const std::string without = read_text(dir.file("dense.html"));
+  CHECK(contains(with_expert, "exposed expert comm"));
+  CHECK(!contains(with_expert, "exposed context comm"));
+  CHECK(!contains(without, "exposed expert comm"));
+  CHECK(contains(without, "exposed data comm"));
+}
+
 TEST_CASE("report: a CSV that is not a sweep's exits 2") {
   const TempDir dir("study-report-bad");
   const std::string csv = dir.write("x.csv", "a,b\n1,2\n");
