@@ -43,7 +43,8 @@ using twocs::test::TempDir;
 /// Host launches (node.host_launch_time, 13.5 us on dgx-h100, 2026-12-02): TP 4 EP 8 -50.5%,
 /// EP 32 -15.6%, its overlap -27.3%, PP 32 -31.9%; NeMo GPT-3 +0.2% / +6.7%, Llama 2 70B +8.0%.
 /// The zoo's long-context rows join (2026-12-03: TP 4 EP 8, 16K to 128K tokens with CP 1 to 8):
-/// -10.1%, -8.1%, -4.2%, -2.1%; the mean of the 19 rows is 14.6%.
+/// -10.1%, -8.1%, -4.2%, -2.1%; and its GB200 BF16 row (TP 1 EP 8 PP 8 on 4 NVL72 racks), -18.6%.
+/// The mean of the 20 rows is 14.8%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
                                                         {"llama3-405b-8k-16384gpu", -0.1207},
                                                         {"nemo-gpt3-175b-fp8-128gpu", 0.0025},
@@ -59,6 +60,7 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0809},
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0420},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0214},
+                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1861},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.1591},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0885},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.2240},
@@ -91,7 +93,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1459 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1479 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0861 + margin);
 }
