@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <variant>
 
 #include <twocs/error.hpp>
@@ -181,11 +182,14 @@ TEST_CASE("all-to-all context parallelism keeps a sliding window and needs heads
 TEST_CASE("latent attention (MLA) under context parallelism hands on per-head K of nope + rope and V of v_head_dim") {
   // DeepSeek-V3's attention: 128 heads, K of 128 + 64, V of 128 per head, up-projected before the
   // core attention, which Transformer Engine's context parallelism then splits (enable_mla).
-  for (const auto comm : {ContextComm::ring, ContextComm::all_gather}) {
+  // Every head has its own K and V from the latent: a kv_heads of 8 (a GQA leftover) changes nothing.
+  for (const auto& [comm, kv_heads] :
+       {std::pair{ContextComm::ring, 128}, std::pair{ContextComm::all_gather, 128}, std::pair{ContextComm::ring, 8}}) {
+    INFO("kv_heads " << kv_heads);
     auto mla = llama_shape(1, comm);
     mla.model.hidden = 7168;
     mla.model.heads = 128;
-    mla.model.kv_heads = 128;
+    mla.model.kv_heads = kv_heads;
     mla.model.mla = MlaConfig{1536, 512, 128, 64, 128};
     const double whole_forward = attention_flops(transformer_layer_forward(mla));
     const double whole_backward = attention_flops(transformer_layer_backward(mla));

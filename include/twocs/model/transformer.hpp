@@ -106,9 +106,12 @@ struct TransformerConfig {
   /// the up-projected per-head K and V that attention and context parallelism see).
   [[nodiscard]] std::int64_t kv_head_width() const { return qk_head_dim() + v_head_dim(); }
   /// Key/value heads one of `tensor` tensor-parallel ranks holds: kv_heads / t, at least 1
-  /// (grouped K/V heads fewer than t are replicated, one per rank: Megatron-Core GQA).
+  /// (grouped K/V heads fewer than t are replicated, one per rank: Megatron-Core GQA). MLA
+  /// up-projects a key and a value for every head from the latent (DeepSeek-V2, Eq. 10-11), so
+  /// there it is heads / t whatever kv_heads says.
   [[nodiscard]] std::int64_t kv_heads_per_rank(std::int64_t tensor) const {
-    return kv_heads >= tensor ? kv_heads / tensor : 1;
+    const std::int64_t kv = mla ? heads : kv_heads;
+    return kv >= tensor ? kv / tensor : 1;
   }
   /// Elements of one rank's K and V for `micro_batch` sequences of its s / cp tokens:
   /// b (s / cp) (kv heads per rank) x kv_head_width (context parallelism's exchanged block).
