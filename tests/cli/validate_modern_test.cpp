@@ -44,7 +44,8 @@ using twocs::test::TempDir;
 /// EP 32 -15.6%, its overlap -27.3%, PP 32 -31.9%; NeMo GPT-3 +0.2% / +6.7%, Llama 2 70B +8.0%.
 /// The zoo's long-context rows join (2026-12-03: TP 4 EP 8, 16K to 128K tokens with CP 1 to 8):
 /// -10.1%, -8.1%, -4.2%, -2.1%; and its GB200 BF16 row (TP 1 EP 8 PP 8 on 4 NVL72 racks), -18.6%.
-/// The mean of the 20 rows is 14.8%.
+/// Megatron-Bridge's DGX-H100 FP8 benchmarks join the same day: Qwen3-235B -25.9%, Qwen3-30B-A3B
+/// -44.9%, Llama 3 70B +7.2%, Llama 3.1 405B +4.5%. The mean of the 24 rows is 15.8%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
                                                         {"llama3-405b-8k-16384gpu", -0.1207},
                                                         {"nemo-gpt3-175b-fp8-128gpu", 0.0025},
@@ -61,6 +62,10 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0420},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0214},
                                                         {"mcore-qwen3-235b-gb200-256gpu", -0.1861},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2587},
+                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.4489},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0720},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", 0.0449},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.1591},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0885},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.2240},
@@ -93,7 +98,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1479 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1576 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0861 + margin);
 }
