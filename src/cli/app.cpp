@@ -24,6 +24,7 @@
 #include "show_command.hpp"
 #include "study_report_command.hpp"
 #include "sweep_command.hpp"
+#include "trace_options.hpp"
 #include "validate_command.hpp"
 
 namespace twocs::cli {
@@ -47,8 +48,14 @@ struct CheckedRunFlags {
   std::optional<std::string> plan_search;
   std::optional<std::string> plan_candidates;
   std::optional<std::string> collective_lowering;
+  std::optional<std::string> trace_devices;
+  std::optional<std::string> trace_from;
+  std::optional<std::string> trace_until;
 
   void apply(RunOptions& o) const {
+    if (trace_devices) o.trace_filter.devices = parse_trace_devices(*trace_devices);
+    if (trace_from) o.trace_filter.from = parse_trace_time("--trace-from", *trace_from);
+    if (trace_until) o.trace_filter.until = parse_trace_time("--trace-until", *trace_until);
     if (fold) o.fold = parse_fold_mode(*fold);
     if (max_tasks) o.max_tasks = parse_max_tasks(*max_tasks);
     if (plan_search) o.plan_search = parse_plan_search(*plan_search);
@@ -65,7 +72,17 @@ void add_run_command(CLI::App& app, RunOptions& o, CheckedRunFlags& checked) {
       ->take_all()
       ->allow_extra_args(false);
   run->add_option("--json", o.json, "Write the JSON summary to FILE");
-  run->add_option("--trace", o.trace, "Write a Chrome trace-event timeline (Perfetto, chrome://tracing) to FILE");
+  auto* trace =
+      run->add_option("--trace", o.trace, "Write a Chrome trace-event timeline (Perfetto, chrome://tracing) to FILE");
+  run->add_option("--trace-devices", checked.trace_devices,
+                  "Trace only these devices, e.g. 0,8-15 (default: every simulated device)")
+      ->needs(trace);
+  run->add_option("--trace-from", checked.trace_from,
+                  "Trace only tasks that end after this time of the iteration, e.g. 1.5s")
+      ->needs(trace);
+  run->add_option("--trace-until", checked.trace_until,
+                  "Trace only tasks that start before this time of the iteration, e.g. 2s")
+      ->needs(trace);
   run->add_option("--report", o.report, "Write a self-contained HTML report to FILE");
   run->add_option("--dag", o.dag, "Write the task DAG to FILE (.dot for Graphviz, otherwise JSON)");
   auto* quiet = run->add_flag("--quiet,-q", o.quiet, "Print nothing but errors");

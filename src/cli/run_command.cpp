@@ -3,6 +3,7 @@
 #include "fold_policy.hpp"
 #include "memory_budget.hpp"
 #include "progress.hpp"
+#include "trace_options.hpp"
 
 #include <cctype>
 #include <charconv>
@@ -260,6 +261,7 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
   log.info("{} on {}: {} devices (tensor {}{} x pipeline {} x data {})", model.name, cluster.name, plan.world_size(),
            par.tensor, par.context > 1 ? fmt::format(" x context {}", par.context) : "", par.pipeline, par.data);
 
+  check_trace_filter(options.trace_filter, plan.world_size());
   const auto memory = analysis::summarize_memory(model, plan, cluster);
   if (!memory.fits) {
     if (!options.ignore_memory) analysis::require_fit(memory);
@@ -279,9 +281,15 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
   summary.plan_choice = chosen.choice;
 
   if (options.json) fileio::write_file_atomically(*options.json, report::json_summary(summary));
-  if (options.trace)
-    fileio::write_file_atomically(*options.trace,
-                                  [&](std::ostream& os) { report::write_chrome_trace(os, run.graph, run.timeline); });
+  if (options.trace) {
+    for (const lowering::DeviceId d : mirrored_trace_devices(options.trace_filter, run.graph))
+      log.warn("--trace-devices: device {} is mirrored by folding, not simulated, so the trace has no events of it "
+               "(--fold off simulates every device)",
+               d);
+    fileio::write_file_atomically(*options.trace, [&](std::ostream& os) {
+      report::write_chrome_trace(os, run.graph, run.timeline, options.trace_filter);
+    });
+  }
   if (options.report)
     fileio::write_file_atomically(
         *options.report, [&](std::ostream& os) { report::write_html_report(os, summary, run.graph, run.timeline); });

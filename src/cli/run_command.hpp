@@ -12,6 +12,7 @@
 #include <spdlog/logger.h>
 
 #include <twocs/lowering/collective_lowering.hpp>
+#include <twocs/report/chrome_trace.hpp>
 
 namespace twocs::cli {
 
@@ -28,6 +29,8 @@ struct RunOptions {
   std::vector<std::string> overrides;
   std::optional<std::filesystem::path> json;
   std::optional<std::filesystem::path> trace;
+  /// --trace-devices, --trace-from, --trace-until (trace_options.hpp): what --trace keeps.
+  report::TraceFilter trace_filter;
   std::optional<std::filesystem::path> report;
   std::optional<std::filesystem::path> dag;
   bool quiet = false;

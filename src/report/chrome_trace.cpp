@@ -1,5 +1,6 @@
 #include <twocs/report/chrome_trace.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -38,8 +39,9 @@ void append_microseconds(ChunkedWriter& w, units::Seconds t) {
   }
 }
 
-void write_metadata(EventList& events, lowering::DeviceId devices, bool host) {
+void write_metadata(EventList& events, lowering::DeviceId devices, bool host, const TraceFilter& filter) {
   for (lowering::DeviceId d = 0; d < devices; ++d) {
+    if (!filter.keeps(d)) continue;
     events.next().format(R"({{"name":"process_name","ph":"M","pid":{0},"tid":0,"args":{{"name":"device {0}"}}}})", d);
     events.next().format(R"({{"name":"process_sort_index","ph":"M","pid":{0},"tid":0,"args":{{"sort_index":{0}}}}})",
                          d);
@@ -98,15 +100,27 @@ void write_event(ChunkedWriter& w, const lowering::TaskGraph& graph, TaskId id, 
 
 } // namespace
 
-void write_chrome_trace(std::ostream& out, const lowering::TaskGraph& graph, const engine::Timeline& timeline) {
+bool TraceFilter::keeps(lowering::DeviceId device) const {
+  return !devices || std::binary_search(devices->begin(), devices->end(), device);
+}
+
+// A task that overlaps the window, even partly, is kept whole; an instant task at either edge too.
+bool TraceFilter::keeps(const engine::TaskTiming& timing) const {
+  return timing.finish.value() >= from.value() && (!until || timing.start.value() <= until->value());
+}
+
+void write_chrome_trace(std::ostream& out, const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                        const TraceFilter& filter) {
   if (timeline.tasks.size() != graph.size())
     throw std::logic_error("write_chrome_trace: the timeline does not belong to the task graph");
   ChunkedWriter w(out);
   w.append("{\"traceEvents\":[\n");
   EventList events(w);
-  write_metadata(events, graph.device_count(), graph.has_host_tasks());
+  write_metadata(events, graph.device_count(), graph.has_host_tasks(), filter);
   const auto count = static_cast<TaskId>(graph.size());
-  for (TaskId id = 0; id < count; ++id) write_event(events.next(), graph, id, timeline.tasks[id]);
+  for (TaskId id = 0; id < count; ++id)
+    if (filter.keeps(graph.task(id).device) && filter.keeps(timeline.tasks[id]))
+      write_event(events.next(), graph, id, timeline.tasks[id]);
   w.append("\n],\n\"displayTimeUnit\":\"ms\"}\n");
   w.flush();
 }
