@@ -282,10 +282,10 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
 
   if (options.json) fileio::write_file_atomically(*options.json, report::json_summary(summary));
   if (options.trace) {
-    for (const lowering::DeviceId d : mirrored_trace_devices(options.trace_filter, run.graph))
-      log.warn("--trace-devices: device {} is mirrored by folding, not simulated, so the trace has no events of it "
-               "(--fold off simulates every device)",
-               d);
+    if (const auto mirrored = mirrored_trace_devices(options.trace_filter, run.graph); !mirrored.empty())
+      log.warn("--trace-devices: folding mirrors device{} {} instead of simulating, so the trace has no events of "
+               "{} (--fold off simulates every device)",
+               mirrored.size() > 1 ? "s" : "", device_ranges(mirrored), mirrored.size() > 1 ? "them" : "it");
     fileio::write_file_atomically(*options.trace, [&](std::ostream& os) {
       report::write_chrome_trace(os, run.graph, run.timeline, options.trace_filter);
     });

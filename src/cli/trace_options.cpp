@@ -70,6 +70,18 @@ void check_trace_filter(const report::TraceFilter& filter, std::int64_t world_si
                      "--trace-until", "give a window that ends after it starts, e.g. --trace-from 1s --trace-until 2s");
 }
 
+std::string device_ranges(const std::vector<lowering::DeviceId>& devices) {
+  std::string text;
+  for (std::size_t i = 0; i < devices.size();) {
+    std::size_t j = i;
+    while (j + 1 < devices.size() && devices[j + 1] == devices[j] + 1) ++j;
+    if (!text.empty()) text += ", ";
+    text += j == i ? fmt::format("{}", devices[i]) : fmt::format("{}-{}", devices[i], devices[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
 std::vector<lowering::DeviceId> mirrored_trace_devices(const report::TraceFilter& filter,
                                                        const lowering::TaskGraph& graph) {
   if (!filter.devices) return {};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace twocs::cli {
 /// Checks the filter against the plan before anything is simulated: devices below the world
 /// size, a window that is not empty. Throws InputError.
 void check_trace_filter(const report::TraceFilter& filter, std::int64_t world_size);
+
+/// "1-7, 9, 33-40": sorted ids with runs written as ranges.
+[[nodiscard]] std::string device_ranges(const std::vector<lowering::DeviceId>& devices);
 
 /// The requested devices folding mirrors instead of simulating (their trace would be empty).
 [[nodiscard]] std::vector<lowering::DeviceId> mirrored_trace_devices(const report::TraceFilter& filter,

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_capture.hpp"
+#include "cli/trace_options.hpp"
 
 using namespace twocs::test; // contains, read_text, run_command_line, small_run, TempDir
 
@@ -76,4 +77,11 @@ TEST_CASE("a bad --trace-devices, --trace-from or --trace-until is bad input nam
   const auto r = run_command_line(small_run({"--trace-devices", "0"}));
   CHECK(r.code == 2);
   CHECK(contains(r.err, "--trace"));
+}
+
+TEST_CASE("device_ranges writes runs of ids as ranges") {
+  CHECK(twocs::cli::device_ranges({}).empty());
+  CHECK(twocs::cli::device_ranges({4}) == "4");
+  CHECK(twocs::cli::device_ranges({1, 2, 3, 5, 7, 8}) == "1-3, 5, 7-8");
+  CHECK(twocs::cli::parse_trace_devices("7-8,1-3,5,2") == std::vector<twocs::lowering::DeviceId>{1, 2, 3, 5, 7, 8});
 }
