@@ -67,8 +67,9 @@ constexpr std::array context_comm_values = {model::ContextComm::ring, model::Con
 constexpr std::array<std::string_view, 2> expert_dispatcher_names = {"all_to_all", "deepep"};
 constexpr std::array expert_dispatcher_values = {model::ExpertDispatcher::all_to_all, model::ExpertDispatcher::deepep};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
-constexpr std::array<std::string_view, 6> overlap_keys = {"dp_grad_reduce", "bucket_size",  "tp_async_backward",
-                                                          "shared_experts", "expert_wgrad", "expert_comm"};
+constexpr std::array<std::string_view, 7> overlap_keys = {"dp_grad_reduce", "bucket_size",  "tp_async_backward",
+                                                          "shared_experts", "expert_wgrad", "expert_comm",
+                                                          "param_gather"};
 
 constexpr std::array<std::string_view, 2> ffn_names = {"gelu", "swiglu"};
 constexpr std::array ffn_values = {model::FfnKind::gelu, model::FfnKind::swiglu};
@@ -225,6 +226,7 @@ model::OverlapPlan read_overlap(const Field& field) {
   if (const auto f = o.optional("shared_experts")) plan.shared_experts = read_bool(*f);
   if (const auto f = o.optional("expert_wgrad")) plan.expert_wgrad = read_bool(*f);
   if (const auto f = o.optional("expert_comm")) plan.expert_comm = read_bool(*f);
+  if (const auto f = o.optional("param_gather")) plan.param_gather = read_bool(*f);
   return plan;
 }
 

@@ -6,6 +6,7 @@ namespace twocs::lowering::detail {
 
 void ChunkPasses::forward(DeviceLowering& device, const WorkItem& item) const {
   const auto& chunk = context_.chunk_at(device.at, item.chunk);
+  weights_.gather_before_first_forward(device, item.chunk, item.micro_batch);
   forward_prologue(device, chunk, item.micro_batch);
   for (std::int64_t l = 0; l < chunk.layers; ++l) forward_layer(device, chunk, l, item.micro_batch);
   forward_epilogue(device, chunk, item.micro_batch);

@@ -1,8 +1,10 @@
 #include "sharded_weights.hpp"
 
+#include <twocs/model/layer_ops.hpp>
 #include <twocs/model/parameters.hpp>
 
 #include "gradient_sync.hpp"
+#include "prepared_steps.hpp"
 
 namespace twocs::lowering::detail {
 namespace {
@@ -51,6 +53,56 @@ void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position,
   if (position + 1 < layers) gather_weights_of(device, next, micro_batch, {ops_per_layer, false});
 }
 
+bool ShardedWeights::overlapped_gather() const {
+  const auto& plan = context_.plan;
+  return plan.overlap.param_gather && plan.parallelism.data * plan.parallelism.context > 1 &&
+         (plan.optimizer.sharding == model::OptimizerSharding::optimizer ||
+          plan.optimizer.sharding == model::OptimizerSharding::gradients);
+}
+
+void ShardedWeights::gather_before_first_forward(DeviceLowering& device, std::int64_t slot,
+                                                 std::int64_t micro_batch) const {
+  if (!overlapped_gather() || micro_batch != 0) return;
+  if (slot == 0) gather_chunk(device, context_.chunk_at(device.at, 0), true);
+  if (slot + 1 < context_.plan.parallelism.virtual_stages)
+    gather_chunk(device, context_.chunk_at(device.at, slot + 1), false);
+}
+
+void ShardedWeights::gather_chunk(DeviceLowering& device, const model::ModelChunk& chunk, bool waited) const {
+  CollectiveSpec spec;
+  spec.kind = model::Collective::all_gather;
+  spec.group = model::CommGroup::data;
+  spec.pass = model::Pass::forward;
+  spec.label = context_.labels.layer_gather;
+  spec.micro_batch = 0;
+  // Kernels of the chunk's first forward before the weights are used: the embedding's, then each layer's.
+  int before = 0;
+  const auto wait = [&] { return waited ? CollectiveWait{before, false} : CollectiveWait{0, true}; };
+  if (chunk.has_embedding) {
+    gather(device, counts_.embedding, 0, spec, wait());
+    before += compute_ops(context_.ops.embedding_forward);
+  }
+  for (std::int64_t l = 0; l < chunk.layers; ++l) {
+    gather(device, counts_.layer_range(chunk.first_layer + l, 1), counts_.expert_range(chunk.first_layer + l, 1), spec,
+           wait());
+    before += compute_ops(context_.ops.layer_at(chunk.first_layer + l).forward);
+  }
+  // The head's and the multi-token-prediction depths' weights, needed after every layer: by then
+  // done. The copies of a tied word embedding are counted as the stage's state counts them
+  // (model/memory.cpp, contents_of).
+  const auto& m = context_.model;
+  std::int64_t tail = chunk.mtp_layers > 0 && m.mtp_keeps_embedding_copy(chunk.has_embedding) ? counts_.embedding : 0;
+  if (chunk.has_output_head) {
+    tail += counts_.final_norm;
+    if (!m.tied_embeddings)
+      tail += counts_.output;
+    else if (!chunk.has_embedding)
+      tail += model::local_vocab(m.vocab, context_.plan.parallelism.tensor) * m.hidden;
+  }
+  gather(device, counts_.mtp_range(m.layers, chunk.mtp_layers) + tail, counts_.expert_range(m.layers, chunk.mtp_layers),
+         spec, CollectiveWait{0, true});
+}
+
 void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t parameters,
                                     std::int64_t expert_parameters) const {
   const auto& plan = context_.plan;
@@ -59,8 +111,8 @@ void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t paramet
   // FSDPParamGroup.pre_forward unshards; DeepSpeed ZeRO-3 gathers partitioned parameters in
   // its pre-forward hooks).
   if (plan.optimizer.sharding == model::OptimizerSharding::none ||
-      plan.optimizer.sharding == model::OptimizerSharding::full)
-    return;
+      plan.optimizer.sharding == model::OptimizerSharding::full || overlapped_gather())
+    return; // with the overlap, the next forward gathers each chunk (gather_before_first_forward)
   CollectiveSpec spec;
   spec.kind = model::Collective::all_gather;
   spec.group = model::CommGroup::data;

@@ -3,7 +3,8 @@
 //   backward, in every micro-batch; the gather of the next layer is prefetched while this one
 //   computes (PyTorch FSDP forward/backward prefetch; Rajbhandari et al. SC'20, section 5.3).
 //   After the optimizer (any sharded optimizer): every replica needs the whole updated weights
-//   again (ZeRO; Megatron-LM's distributed optimizer).
+//   again (ZeRO; Megatron-LM's distributed optimizer), or, with Megatron-Core's
+//   --overlap-param-gather, during the next iteration's first forward of each model chunk.
 #pragma once
 
 #include <cstdint>
@@ -24,10 +25,22 @@ public:
   /// mixed model's dense and MoE layers differ), the routed experts' over the ranks holding them.
   void gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
                     std::int64_t micro_batch, std::int64_t layer, std::int64_t next) const;
-  /// After the optimizer updated this replica's shard of `parameters` parameters.
+  /// Before model chunk `slot`'s first forward of the iteration (micro-batch 0), when a sharded
+  /// optimizer's gather overlaps the forward (training.overlap.param_gather): the device's first
+  /// chunk gathers its own weights, layer by layer, each waited for by its layer's first kernel;
+  /// every chunk dispatches the next chunk's gathers, which that chunk's first forward, p
+  /// micro-batches later, finds done (Megatron-Core's schedules launch "param synchronization
+  /// for next model chunk", schedules.py; param_and_grad_buffer.py finish_param_sync).
+  void gather_before_first_forward(DeviceLowering& device, std::int64_t slot, std::int64_t micro_batch) const;
+  /// After the optimizer updated this replica's shard of `parameters` parameters (nothing when
+  /// the next forward gathers them).
   void gather_updated(DeviceLowering& device, std::int64_t parameters, std::int64_t expert_parameters = 0) const;
 
 private:
+  [[nodiscard]] bool overlapped_gather() const;
+  /// All of a chunk's weights, in execution order: waited for by the kernels that use them, or
+  /// deferred (nothing waits).
+  void gather_chunk(DeviceLowering& device, const model::ModelChunk& chunk, bool waited) const;
   void gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
                          CollectiveWait wait) const;
   /// `spec` (its size set here) over the data group for the dense weights and over the

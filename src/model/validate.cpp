@@ -134,6 +134,25 @@ void validate_sharding(const TransformerConfig& m, const TrainingPlan& plan) {
                                  m.seq_len, nearest_divisors(m.seq_len, par.tensor)));
 }
 
+/// Megatron-Core overlaps the distributed optimizer's gather (arguments.py: "--overlap-param-gather
+/// only supported with distributed optimizer"); ZeRO-3 and FSDP gather every layer anyway.
+void validate_param_gather(const TrainingPlan& plan) {
+  if (!plan.overlap.param_gather) return;
+  const auto sharding = plan.optimizer.sharding;
+  if (sharding == OptimizerSharding::none || sharding == OptimizerSharding::full)
+    throw InputError(fmt::format("training.overlap.param_gather overlaps a sharded optimizer's weight gather, but "
+                                 "training.optimizer.sharding is {}",
+                                 to_string(sharding)),
+                     "training.overlap.param_gather",
+                     "use sharding: optimizer (Megatron-LM's distributed optimizer) or gradients, or remove "
+                     "param_gather (sharding: full gathers every layer before it runs already)");
+  if (plan.framework != Framework::megatron_lm)
+    throw InputError(fmt::format("training.overlap.param_gather is Megatron-Core's --overlap-param-gather, but "
+                                 "training.framework is {}",
+                                 to_string(plan.framework)),
+                     "training.overlap.param_gather", "use framework: megatron-lm, or remove param_gather");
+}
+
 void validate_batch(const TrainingPlan& plan) {
   const Parallelism& par = plan.parallelism;
   const std::int64_t per_step = par.data * plan.micro_batch;
@@ -322,6 +341,7 @@ void validate(const TransformerConfig& m, const TrainingPlan& plan) {
   detail::validate_moe_overlaps(m, plan);
   validate_context(m, plan);
   validate_sharding(m, plan);
+  validate_param_gather(plan);
   validate_batch(plan);
   validate_schedule(plan);
   validate_stage_layers(m, plan.parallelism);

@@ -46,6 +46,8 @@ using twocs::test::TempDir;
 /// -10.1%, -8.1%, -4.2%, -2.1%; and its GB200 BF16 row (TP 1 EP 8 PP 8 on 4 NVL72 racks), -18.6%.
 /// Megatron-Bridge's DGX-H100 FP8 benchmarks join the same day: Qwen3-235B -25.9%, Qwen3-30B-A3B
 /// -44.9%, Llama 3 70B +7.2%, Llama 3.1 405B +4.5%. The mean of the 24 rows is 15.8%.
+/// The zoo's and Bridge's runs overlap the distributed optimizer's parameter gather with the next
+/// forward (training.overlap.param_gather, 2026-12-03): every such row moves by 0.3 points or less.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
                                                         {"llama3-405b-8k-16384gpu", -0.1207},
                                                         {"nemo-gpt3-175b-fp8-128gpu", 0.0025},
@@ -53,19 +55,19 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"nemo-llama2-70b-fp8-64gpu", 0.0802},
                                                         {"nemo-llama3-70b-fp8-64gpu", -0.0398},
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.2098},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5053},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1557},
-                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2730},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3195},
-                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.1012},
-                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0809},
-                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0420},
-                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0214},
-                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1861},
-                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2587},
-                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.4489},
-                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0720},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", 0.0449},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5042},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1549},
+                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2721},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3194},
+                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.1030},
+                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0817},
+                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0423},
+                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0215},
+                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1889},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2582},
+                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.4498},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0723},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", 0.0457},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.1591},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0885},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.2240},
@@ -98,7 +100,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1576 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1578 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0861 + margin);
 }

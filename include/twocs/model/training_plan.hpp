@@ -139,6 +139,12 @@ struct OverlapPlan {
   /// one micro-batch's MoE token exchanges run under the other's computation (Megatron-Core
   /// --overlap-moe-expert-parallel-comm with --delay-wgrad-compute, combined_1f1b.py; default False).
   bool expert_comm = false;
+  /// With a sharded optimizer, gather the updated weights during the next forward pass, layer by
+  /// layer, each gather waited for by its layer and the next one prefetched, instead of all at
+  /// once after the step (Megatron-Core --overlap-param-gather, default False: distributed_data_
+  /// parallel_config.py; param_and_grad_buffer.py finish_param_sync waits for its bucket and
+  /// dispatches the next). In a simulated iteration: the first forward of each layer gathers it.
+  bool param_gather = false;
 };
 
 /// Host (CPU) time and synchronisation (the workload file's `training.host`).
