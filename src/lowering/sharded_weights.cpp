@@ -1,6 +1,5 @@
 #include "sharded_weights.hpp"
 
-#include <twocs/model/layer_ops.hpp>
 #include <twocs/model/parameters.hpp>
 
 #include "gradient_sync.hpp"
@@ -32,15 +31,19 @@ void ShardedWeights::gather(DeviceLowering& device, std::int64_t parameters, std
   over(expert_parameters, expert_data_group(context_.layout, device.device(), context_.plan.parallelism.expert));
 }
 
-void ShardedWeights::gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
-                                       CollectiveWait wait) const {
+CollectiveSpec ShardedWeights::forward_gather_spec(std::int64_t micro_batch) const {
   CollectiveSpec spec;
   spec.kind = model::Collective::all_gather;
   spec.group = model::CommGroup::data;
   spec.pass = model::Pass::forward;
   spec.label = context_.labels.layer_gather;
   spec.micro_batch = static_cast<std::int32_t>(micro_batch);
-  gather(device, counts_.layer_range(layer, 1), counts_.expert_range(layer, 1), spec, wait);
+  return spec;
+}
+
+void ShardedWeights::gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
+                                       CollectiveWait wait) const {
+  gather(device, counts_.layer_range(layer, 1), counts_.expert_range(layer, 1), forward_gather_spec(micro_batch), wait);
 }
 
 void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
@@ -69,38 +72,27 @@ void ShardedWeights::gather_before_first_forward(DeviceLowering& device, std::in
 }
 
 void ShardedWeights::gather_chunk(DeviceLowering& device, const model::ModelChunk& chunk, bool waited) const {
-  CollectiveSpec spec;
-  spec.kind = model::Collective::all_gather;
-  spec.group = model::CommGroup::data;
-  spec.pass = model::Pass::forward;
-  spec.label = context_.labels.layer_gather;
-  spec.micro_batch = 0;
+  const CollectiveSpec spec = forward_gather_spec(0);
+  // What the step would gather for this chunk (the optimizer's count, tied-embedding copies included).
+  std::int64_t rest = context_.gradient_parameters_of(chunk);
+  std::int64_t rest_experts = context_.expert_gradient_parameters_of(chunk);
   // Kernels of the chunk's first forward before the weights are used: the embedding's, then each layer's.
   int before = 0;
   const auto wait = [&] { return waited ? CollectiveWait{before, false} : CollectiveWait{0, true}; };
   if (chunk.has_embedding) {
     gather(device, counts_.embedding, 0, spec, wait());
+    rest -= counts_.embedding;
     before += compute_ops(context_.ops.embedding_forward);
   }
-  for (std::int64_t l = 0; l < chunk.layers; ++l) {
-    gather(device, counts_.layer_range(chunk.first_layer + l, 1), counts_.expert_range(chunk.first_layer + l, 1), spec,
-           wait());
-    before += compute_ops(context_.ops.layer_at(chunk.first_layer + l).forward);
+  for (std::int64_t l = chunk.first_layer; l < chunk.first_layer + chunk.layers; ++l) {
+    gather(device, counts_.layer_range(l, 1), counts_.expert_range(l, 1), spec, wait());
+    rest -= counts_.layer_range(l, 1);
+    rest_experts -= counts_.expert_range(l, 1);
+    before += compute_ops(context_.ops.layer_at(l).forward);
   }
-  // The head's and the multi-token-prediction depths' weights, needed after every layer: by then
-  // done. The copies of a tied word embedding are counted as the stage's state counts them
-  // (model/memory.cpp, contents_of).
-  const auto& m = context_.model;
-  std::int64_t tail = chunk.mtp_layers > 0 && m.mtp_keeps_embedding_copy(chunk.has_embedding) ? counts_.embedding : 0;
-  if (chunk.has_output_head) {
-    tail += counts_.final_norm;
-    if (!m.tied_embeddings)
-      tail += counts_.output;
-    else if (!chunk.has_embedding)
-      tail += model::local_vocab(m.vocab, context_.plan.parallelism.tensor) * m.hidden;
-  }
-  gather(device, counts_.mtp_range(m.layers, chunk.mtp_layers) + tail, counts_.expert_range(m.layers, chunk.mtp_layers),
-         spec, CollectiveWait{0, true});
+  // The rest, the head's and the multi-token-prediction depths' weights, is needed after every
+  // layer: by then done.
+  gather(device, rest, rest_experts, spec, CollectiveWait{0, true});
 }
 
 void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t parameters,

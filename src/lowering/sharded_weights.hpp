@@ -41,6 +41,8 @@ private:
   /// All of a chunk's weights, in execution order: waited for by the kernels that use them, or
   /// deferred (nothing waits).
   void gather_chunk(DeviceLowering& device, const model::ModelChunk& chunk, bool waited) const;
+  /// An all-gather of weights over the data group before micro-batch `micro_batch`'s forward.
+  [[nodiscard]] CollectiveSpec forward_gather_spec(std::int64_t micro_batch) const;
   void gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
                          CollectiveWait wait) const;
   /// `spec` (its size set here) over the data group for the dense weights and over the
