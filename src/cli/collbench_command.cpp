@@ -25,39 +25,56 @@ units::Bytes parse_size(const std::string& text, const char* flag) {
   throw InputError(fmt::format("{} {}: not a positive size", flag, text), flag, "give a size such as 8MiB or 1GiB");
 }
 
-/// The simulated time of one collective of `size` on an otherwise idle platform.
-report::CollbenchRow bench_one(const platform::Topology& topology, lowering::CollectiveKind kind,
-                               lowering::Algorithm asked, units::Bytes size, lowering::ScheduleShape shape,
-                               double bus_factor, lowering::CollectiveLowering mode) {
-  const auto n = shape.ranks;
-  const auto context = platform::collective_context(topology, n);
-  const lowering::Algorithm algorithm =
-      asked == lowering::Algorithm::automatic ? lowering::choose_algorithm(kind, size, context) : asked;
-  shape.coarse = lowering::lowers_coarse(mode, kind, algorithm, shape.ranks);
-  // NCCL's protocol for the algorithm that runs (a fallback's when the asked one does not apply).
-  const lowering::Algorithm runs = lowering::make_schedule(algorithm, kind, units::Bytes(0), shape).algorithm;
-  const auto protocol = lowering::choose_protocol(runs, kind, size, context);
-  lowering::apply_protocol(shape, runs, kind, context, protocol);
-  const auto schedule = lowering::make_schedule(algorithm, kind, size, shape);
-  lowering::TaskGraph graph(n);
+/// What every size of one collbench invocation shares: the group, the platform and its policy.
+struct Bench {
+  const platform::Topology& topology;
+  lowering::CollectivePolicy policy; // the asked algorithm for every kind, the lowering mode
+  std::vector<lowering::DeviceId> devices;
+  lowering::CollectiveKind kind;
+  int chunks = 1;
+  std::optional<int> channels;
+  double bus_factor = 1;
+};
+
+/// The simulated time of one collective of `size` on an otherwise idle platform, chosen, shaped
+/// and lowered by the functions `twocs run` uses (lowering::choose_collective, make_schedule).
+report::CollbenchRow bench_one(const Bench& bench, units::Bytes size) {
+  lowering::CollectiveChoice choice =
+      lowering::choose_collective(bench.policy, model::CommGroup::data, bench.kind, size, bench.devices);
+  lowering::ScheduleShape& shape = choice.shape;
+  shape.chunks = bench.chunks;
+  if (bench.channels) shape.channels = *bench.channels;
+  const auto schedule = lowering::make_schedule(choice.algorithm, bench.kind, size, shape);
+  lowering::TaskGraph graph(static_cast<lowering::DeviceId>(bench.topology.devices));
   lowering::Transfer prototype;
   prototype.group = model::CommGroup::data;
   lowering::TaskTag tag;
-  tag.label =
-      graph.intern_label(fmt::format("{}.{}", lowering::to_string(kind), lowering::to_string(schedule.algorithm)));
-  std::vector<lowering::DeviceId> devices(static_cast<std::size_t>(n));
-  for (std::int32_t i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)] = i;
-  (void)lowering::add_schedule(graph, schedule, devices, tag, prototype);
-  const auto timeline = engine::simulate(graph, topology);
+  tag.label = graph.intern_label(
+      fmt::format("{}.{}", lowering::to_string(bench.kind), lowering::to_string(schedule.algorithm)));
+  (void)lowering::add_schedule(graph, schedule, bench.devices, tag, prototype);
+  const auto timeline = engine::simulate(graph, bench.topology);
   report::CollbenchRow row;
   row.size = size;
   row.time = timeline.makespan;
   row.algbw = row.time.value() > 0 ? size / row.time : units::ByteRate(0);
-  row.busbw = row.algbw * bus_factor;
+  row.busbw = row.algbw * bench.bus_factor;
   const bool coarse =
       !schedule.messages.empty() && schedule.messages.front().latency_steps > 1 + shape.protocol_latency_steps;
   row.algorithm = std::string(lowering::to_string(schedule.algorithm)) + (coarse ? "-coarse" : "");
   return row;
+}
+
+/// The group: `n` ranks, `per_node` on each node spread evenly over its devices (as the
+/// data-parallel peers of a plan whose tensor-parallel groups fill the rest of the node), or the
+/// first `n` devices.
+std::vector<lowering::DeviceId> group_devices(std::int64_t n, std::optional<std::int64_t> per_node,
+                                              std::int64_t node_devices) {
+  std::vector<lowering::DeviceId> devices;
+  const std::int64_t k = per_node.value_or(node_devices);
+  const std::int64_t stride = per_node ? node_devices / k : 1;
+  for (std::int64_t i = 0; i < n; ++i)
+    devices.push_back(static_cast<lowering::DeviceId>(per_node ? (i / k) * node_devices + (i % k) * stride : i));
+  return devices;
 }
 
 } // namespace
@@ -72,6 +89,10 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchOptions& o) {
   c->add_option("--collective", o.collective, "all-reduce, all-gather, reduce-scatter, all-to-all, broadcast")
       ->check(CLI::IsMember({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast", "send-recv"}));
   c->add_option("--devices", o.devices, "Devices in the group (the first N, in node order); default: one node")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--per-node", o.per_node,
+                "Ranks of the group on each node, spread evenly over its devices (as mpirun's ppr:K:node); "
+                "default: every device of a node")
       ->check(CLI::PositiveNumber);
   c->add_option("--min-bytes,-b", o.min_bytes, "Smallest size (nccl-tests -b), e.g. 8MiB");
   c->add_option("--max-bytes,-e", o.max_bytes, "Largest size (nccl-tests -e), e.g. 1GiB");
@@ -91,8 +112,16 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchOptions& o) {
 void run_collbench(const CollbenchOptions& o, std::ostream& out) {
   const config::InputText input = o.platform ? config::read_input(*o.platform) : config::embedded_default_platform();
   const hardware::ClusterSpec cluster = config::parse_platform(input, o.overrides);
-  const std::int64_t n = o.devices.value_or(cluster.node.devices);
-  if (n > cluster.device_count())
+  const std::int64_t node_devices = cluster.node.devices;
+  if (o.per_node && node_devices % *o.per_node != 0)
+    throw InputError(fmt::format("--per-node {}: a node has {} devices", *o.per_node, node_devices), "--per-node",
+                     fmt::format("use a divisor of {}", node_devices));
+  const std::int64_t n = o.devices.value_or(o.per_node.value_or(node_devices));
+  if (o.per_node && n % *o.per_node != 0)
+    throw InputError(fmt::format("--devices {}: not a whole number of nodes at --per-node {}", n, *o.per_node),
+                     "--devices", fmt::format("use a multiple of {}", *o.per_node));
+  const std::int64_t span = o.per_node ? n / *o.per_node * node_devices : n; // devices the group's nodes hold
+  if (span > cluster.device_count())
     throw InputError(fmt::format("--devices {}: the platform has {} devices", n, cluster.device_count()), "--devices",
                      fmt::format("use at most {}, or add nodes with --set cluster.nodes=N", cluster.device_count()));
   const auto kind = *lowering::collective_kind_from_string(o.collective);
@@ -102,18 +131,22 @@ void run_collbench(const CollbenchOptions& o, std::ostream& out) {
                      "use auto, ring, tree, halving-doubling, hierarchical, in-network, direct or pairwise");
   const units::Bytes min = parse_size(o.min_bytes, "--min-bytes");
   const units::Bytes max = parse_size(o.max_bytes, "--max-bytes");
-  const platform::Topology topology = platform::build_topology(cluster, n);
-  lowering::ScheduleShape shape = platform::schedule_shape(topology, static_cast<std::int32_t>(n));
-  shape.chunks = o.chunks;
-  if (o.channels) shape.channels = *o.channels;
+  const platform::Topology topology = platform::build_topology(cluster, span);
+  Bench bench{topology,
+              platform::collective_policy(cluster, span),
+              group_devices(n, o.per_node, node_devices),
+              kind,
+              o.chunks,
+              o.channels,
+              report::bus_factor(o.collective, n)};
+  bench.policy.algorithms.fill(*algorithm);
+  bench.policy.lowering = *lowering::collective_lowering_from_string(o.collective_lowering);
   report::CollbenchResult result;
   result.platform = cluster.name;
   result.collective = o.collective;
   result.devices = n;
-  const double factor = report::bus_factor(o.collective, n);
   for (units::Bytes size = min; size <= max * (1 + 1e-9); size = size * o.factor)
-    result.rows.push_back(bench_one(topology, kind, *algorithm, size, shape, factor,
-                                    *lowering::collective_lowering_from_string(o.collective_lowering)));
+    result.rows.push_back(bench_one(bench, size));
   report::write_collbench_table(out, result);
   if (o.json) fileio::write_file_atomically(*o.json, report::collbench_json(result));
 }

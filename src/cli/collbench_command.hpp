@@ -19,7 +19,8 @@ struct CollbenchOptions {
   std::optional<std::filesystem::path> platform; // default: the embedded platform
   std::vector<std::string> overrides;
   std::string collective = "all-reduce";
-  std::optional<std::int64_t> devices; // default: one node
+  std::optional<std::int64_t> devices;  // default: one node (or --per-node ranks)
+  std::optional<std::int64_t> per_node; // ranks per node, spread over its devices; default: the first N devices
   std::string min_bytes = "8MiB";
   std::string max_bytes = "1GiB";
   double factor = 2.0; // nccl-tests -f

@@ -48,11 +48,25 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   // the ranks of its local index in the other nodes), so folded, the simulated member's side
   // stands for every member's, as for the direct all-to-all.
   const bool forwarded = all_to_all && spec.routing.has_value();
-  const std::optional<CollectiveSchedule> schedule = steps_ > 0 ? schedule_of(spec) : std::nullopt;
-  message.algorithm = schedule ? schedule->algorithm : Algorithm::ring;
-  // A ring lowered coarse (collective_lowering.hpp): one transfer per link, all its steps' bytes.
-  const bool coarse = !schedule && spec.shape.coarse && !ring_exchange &&
-                      coarse_possible(kind_of(spec.kind), Algorithm::ring, static_cast<std::int32_t>(devices_.size()));
+  ScheduleShape shape = spec.shape;
+  shape.ranks = static_cast<std::int32_t>(devices_.size());
+  const Algorithm runs = schedule_algorithm_of(spec, shape);
+  message.algorithm = runs;
+  // Reduction and gather rings are NCCL's: one ring per channel (one per NIC the group's node
+  // members use), the same schedule `twocs collbench` simulates (ring_order). Folded, the
+  // simulated member's side of every channel's ring.
+  const bool nccl_ring = runs == Algorithm::ring && !ring_exchange && steps_ > 0 &&
+                         spec.kind != model::Collective::send_recv && !all_to_all;
+  if ((nccl_ring || ring_exchange) && only_member && steps_ > 0) {
+    // A ring exchange is one step of the plain ring whatever the group's collectives use.
+    const ScheduleShape flat{.ranks = shape.ranks};
+    lower_mirrored_ring(graph, ring_exchange ? flat : shape, kind_of(spec.kind), tag, message,
+                        position_of(*only_member));
+    return;
+  }
+  const bool scheduled = steps_ > 0 && (runs != Algorithm::ring || nccl_ring || all_to_all);
+  const std::optional<CollectiveSchedule> schedule =
+      scheduled && !(all_to_all && !forwarded && only_member) ? std::optional(schedule_of(spec, shape)) : std::nullopt;
   if (schedule && !only_member) {
     auto lowered = add_schedule(graph, *schedule, devices_, tag, message);
     schedule_entries_ = std::move(lowered.entries);
@@ -60,40 +74,83 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   } else if (schedule && forwarded) {
     lower_mirrored_schedule(graph, *schedule, tag, message, position_of(*only_member));
     graph.on_folded_collective(devices_.size(), schedule->messages.size());
-  } else if (schedule && !all_to_all) {
+  } else if (schedule) {
     lower_whole_folded(graph, *schedule, tag, message, position_of(*only_member));
-  } else if (only_member && steps_ > 0) {
-    assert(spec.kind != model::Collective::send_recv && "point-to-point messages connect simulated devices");
-    if (all_to_all)
-      lower_mirrored_direct(graph, tag, message, position_of(*only_member));
-    else if (coarse)
-      lower_mirrored_coarse(graph, tag, message, position_of(*only_member));
-    else
-      lower_mirrored(graph, tag, message, position_of(*only_member));
-    // Unfolded, every member sends one transfer per step (coarse: one, and the ring's end).
-    graph.on_folded_collective(devices_.size(),
-                               coarse ? devices_.size() + 1 : static_cast<std::uint64_t>(steps_) * devices_.size());
-  } else if (coarse) {
-    lower_coarse(graph, tag, message);
-  } else {
+  } else if (only_member && all_to_all) {
+    lower_mirrored_direct(graph, tag, message, position_of(*only_member));
+    // Unfolded, every member sends to every other.
+    graph.on_folded_collective(devices_.size(), static_cast<std::uint64_t>(steps_) * devices_.size());
+  } else if (steps_ > 0) {
+    assert(!only_member && "point-to-point messages connect simulated devices");
     lower_ring(graph, tag, message, spec.kind == model::Collective::send_recv);
   }
 }
 
-std::optional<CollectiveSchedule> CollectiveInstance::schedule_of(const CollectiveSpec& spec) const {
+Algorithm CollectiveInstance::schedule_algorithm_of(const CollectiveSpec& spec, const ScheduleShape& shape) {
+  if (spec.kind == model::Collective::ring_exchange || spec.kind == model::Collective::send_recv)
+    return Algorithm::ring;
+  if (spec.kind == model::Collective::all_to_all) return Algorithm::direct;
+  return scheduled_algorithm(spec.algorithm, kind_of(spec.kind), shape);
+}
+
+CollectiveSchedule CollectiveInstance::schedule_of(const CollectiveSpec& spec, const ScheduleShape& shape) const {
   const bool all_to_all = spec.kind == model::Collective::all_to_all;
-  ScheduleShape shape = spec.shape;
-  shape.ranks = static_cast<std::int32_t>(devices_.size());
   if (all_to_all && spec.routing) return forwarded_dispatch_schedule(*spec.routing, shape);
-  // A ring exchange is one ring step whatever algorithm the group's collectives use; the ring
-  // itself is lowered flat below.
-  if ((spec.algorithm == Algorithm::ring && !all_to_all) || spec.kind == model::Collective::ring_exchange)
-    return std::nullopt;
-  CollectiveSchedule schedule =
-      make_schedule(all_to_all ? Algorithm::direct : spec.algorithm, kind_of(spec.kind), spec.size, shape);
-  // Where the asked algorithm does not apply, make_schedule falls back to the ring: the flat one.
-  if (schedule.algorithm == Algorithm::ring && !all_to_all) return std::nullopt;
-  return schedule;
+  return make_schedule(all_to_all ? Algorithm::direct : spec.algorithm, kind_of(spec.kind), spec.size, shape);
+}
+
+void CollectiveInstance::lower_mirrored_ring(TaskSink& graph, const ScheduleShape& shape, CollectiveKind kind,
+                                             const TaskTag& tag, Transfer message, std::size_t member) {
+  // The simulated member's side of every channel's ring (ring_order): its sends to its successor
+  // in that channel and its predecessor's sends to it, the latter ordered as its own are (by
+  // symmetry the predecessor is at the same point at the same time). With the channels rotated
+  // over the node, the member leaves its node in one channel and enters it in another, so its
+  // links carry what they carry in the full ring.
+  assert(shape.chunks == 1 && "run lowers rings without extra pipeline slices");
+  const auto n = static_cast<std::int32_t>(devices_.size());
+  const bool coarse = shape.coarse && coarse_possible(kind, Algorithm::ring, n);
+  const int channels = shape.channels;
+  message.bytes = message.bytes / static_cast<double>(channels);
+  mirrored_ = true;
+  schedule_entries_.assign(devices_.size(), {});
+  schedule_exits_.assign(devices_.size(), {});
+  auto& entries = schedule_entries_[member];
+  auto& exits = schedule_exits_[member];
+  for (int c = 0; c < channels; ++c) {
+    const auto order = ring_order(shape, c);
+    const auto at = static_cast<std::int32_t>(std::find(order.begin(), order.end(), member) - order.begin());
+    const auto successor = static_cast<std::size_t>(order[static_cast<std::size_t>((at + 1) % n)]);
+    const auto predecessor = static_cast<std::size_t>(order[static_cast<std::size_t>((at + n - 1) % n)]);
+    Transfer m = message;
+    if (coarse) { // one stream each way for all the steps (collective_lowering.hpp)
+      m.bytes = m.bytes * static_cast<double>(steps_);
+      m.step = steps_ - 1;
+      m.latency_steps = coarse_latency_steps();
+    }
+    TaskId send = 0, receive = 0;
+    for (int step = 0; step < (coarse ? 1 : steps_); ++step) {
+      if (!coarse) {
+        m.step = step;
+        m.latency_steps = first_step_latency(step);
+      }
+      m.peer = devices_[successor];
+      const TaskId next_send = graph.add_transfer(devices_[member], tag, m);
+      m.peer = devices_[member];
+      const TaskId next_receive = graph.add_transfer(devices_[predecessor], tag, m);
+      if (step == 0) {
+        entries.insert(entries.end(), {next_send, next_receive});
+      } else { // each forwards what it received in the previous step, after its own previous send
+        for (TaskId next : {next_send, next_receive})
+          for (TaskId before : {send, receive}) graph.add_dependency(before, next);
+      }
+      send = next_send;
+      receive = next_receive;
+    }
+    exits.insert(exits.end(), {send, receive});
+  }
+  // Unfolded, every member sends once per step and channel (coarse: once per channel, and the end).
+  graph.on_folded_collective(devices_.size(), coarse ? static_cast<std::uint64_t>(channels) * devices_.size() + 1
+                                                     : static_cast<std::uint64_t>(steps_) * channels * devices_.size());
 }
 
 void CollectiveInstance::lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag,
@@ -133,70 +190,6 @@ void CollectiveInstance::lower_ring(TaskSink& graph, const TaskTag& tag, Transfe
       // device i sends one chunk at a time.
       graph.add_dependency(transfer(step - 1, (i + n - 1) % n), id);
       graph.add_dependency(transfer(step - 1, i), id);
-    }
-  }
-}
-
-void CollectiveInstance::lower_coarse(TaskSink& graph, const TaskTag& tag, Transfer message) {
-  // Every member streams the bytes of all steps to its successor at once, paying the steps'
-  // latencies (Transfer::latency_steps). A pipelined ring's members all finish when the slowest
-  // link has carried its share (each forwards what it receives): a zero-byte transfer that
-  // waits for every link stands for that, and every member leaves after it.
-  const std::size_t n = devices_.size();
-  coarse_ = true;
-  senders_ = n;
-  message.bytes = message.bytes * static_cast<double>(steps_);
-  message.step = steps_ - 1;
-  message.latency_steps = coarse_latency_steps();
-  transfers_.reserve(n + 1);
-  for (std::size_t i = 0; i < n; ++i) {
-    message.peer = devices_[(i + 1) % n];
-    transfers_.push_back(graph.add_transfer(devices_[i], tag, message));
-  }
-  message.bytes = units::Bytes(0);
-  message.latency_steps = 1;
-  message.peer = devices_[1];
-  const TaskId all_done = graph.add_transfer(devices_[0], tag, message);
-  for (std::size_t i = 0; i < n; ++i) graph.add_dependency(transfers_[i], all_done);
-  transfers_.push_back(all_done);
-}
-
-void CollectiveInstance::lower_mirrored_coarse(TaskSink& graph, const TaskTag& tag, Transfer message,
-                                               std::size_t member) {
-  // The folded member's side of the coarse ring: its stream to its successor and its
-  // predecessor's to it, both at once (by symmetry the predecessor starts when it does).
-  const std::size_t n = devices_.size();
-  mirrored_ = true;
-  coarse_ = true;
-  senders_ = 2;
-  message.bytes = message.bytes * static_cast<double>(steps_);
-  message.step = steps_ - 1;
-  message.latency_steps = coarse_latency_steps();
-  message.peer = devices_[(member + 1) % n];
-  transfers_.push_back(graph.add_transfer(devices_[member], tag, message));
-  message.peer = devices_[member];
-  transfers_.push_back(graph.add_transfer(devices_[(member + n - 1) % n], tag, message));
-}
-
-void CollectiveInstance::lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member) {
-  const std::size_t n = devices_.size();
-  mirrored_ = true;
-  senders_ = 2;
-  transfers_.reserve(static_cast<std::size_t>(steps_) * 2);
-  for (int step = 0; step < steps_; ++step) {
-    message.step = step;
-    message.peer = devices_[(member + 1) % n];
-    message.latency_steps = first_step_latency(step);
-    const TaskId send = graph.add_transfer(devices_[member], tag, message);
-    message.peer = devices_[member];
-    const TaskId receive = graph.add_transfer(devices_[(member + n - 1) % n], tag, message);
-    transfers_.push_back(send);
-    transfers_.push_back(receive);
-    if (step == 0) continue;
-    // Each forwards what it received in the previous step, after its own previous send.
-    for (TaskId next : {send, receive}) {
-      graph.add_dependency(transfers_[static_cast<std::size_t>(step - 1) * 2], next);
-      graph.add_dependency(transfers_[static_cast<std::size_t>(step - 1) * 2 + 1], next);
     }
   }
 }
@@ -277,20 +270,6 @@ std::vector<TaskId> CollectiveInstance::join(TaskSink& graph, DeviceId device, s
   if (senders_ == 1) { // send_recv: the transfer waits for both ends (a blocking, matched send and receive)
     for (TaskId e : entry) graph.add_dependency(e, transfers_[0]);
     return {transfers_[0]};
-  }
-  if (coarse_ && !mirrored_) { // member i streams to its successor and from its predecessor; all leave together
-    for (TaskId e : entry) {
-      graph.add_dependency(e, transfers_[i]);
-      graph.add_dependency(e, transfers_[(i + n - 1) % n]);
-    }
-    return {transfers_.back()};
-  }
-  if (mirrored_) { // the folded predecessor reached the collective when this member did
-    for (TaskId e : entry) {
-      graph.add_dependency(e, transfers_[0]);
-      graph.add_dependency(e, transfers_[1]);
-    }
-    return {transfers_[transfers_.size() - 2], transfers_.back()};
   }
   // Device i sends in step 0 and receives from its predecessor in step 0: both wait for it.
   const std::size_t predecessor = (i + n - 1) % n;

@@ -65,16 +65,16 @@ CollectiveChoice choose_collective(const CollectivePolicy& policy, model::CommGr
                            ? choose_algorithm(kind, size, context, policy.automatic_tree, policy.protocols)
                            : asked;
     // NCCL's protocol for the algorithm that runs (make_schedule falls back to the ring where the
-    // asked one does not apply), as collbench does; within a node only: across nodes `twocs run`
-    // lowers the flat ring where NCCL would run its per-NIC rings or trees, and the delay, counted
-    // in each message's own route latency, would differ between a folded member and the group.
-    if (policy.protocols && context.ranks_per_node == 0) {
-      const Algorithm runs = make_schedule(choice.algorithm, kind, units::Bytes(0), choice.shape).algorithm;
+    // asked one does not apply), as collbench does, within a node and across nodes alike.
+    if (policy.protocols) {
+      const Algorithm runs = scheduled_algorithm(choice.algorithm, kind, choice.shape);
       apply_protocol(choice.shape, runs, kind, context, choose_protocol(runs, kind, size, context));
     }
   }
-  choice.shape.coarse =
-      lowers_coarse(policy.lowering, kind, choice.algorithm, static_cast<std::int32_t>(devices.size()));
+  // A fallback ring (the asked algorithm does not apply to the group) is lowered as the ring is.
+  choice.shape.ranks = static_cast<std::int32_t>(devices.size());
+  choice.shape.coarse = lowers_coarse(policy.lowering, kind, scheduled_algorithm(choice.algorithm, kind, choice.shape),
+                                      static_cast<std::int32_t>(devices.size()));
   return choice;
 }
 

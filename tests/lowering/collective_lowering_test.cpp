@@ -121,19 +121,24 @@ TEST_CASE("folded, the coarse ring is the member's stream and its predecessor's"
   CHECK(ring.all_joined());
 }
 
-TEST_CASE("a schedule's coarse ring: per channel one message per link, steps x chunks latencies") {
+TEST_CASE("a schedule's coarse ring: per channel one message per link, steps x chunks latencies, one end") {
   ScheduleShape shape;
   shape.ranks = 16;
   shape.ranks_per_node = 8;
   shape.channels = 2;
   shape.coarse = true;
   const auto s = make_schedule(Algorithm::ring, CollectiveKind::all_reduce, units::Bytes(3.2e9), shape);
-  REQUIRE(s.messages.size() == 32);
-  for (const auto& m : s.messages) {
+  REQUIRE(s.messages.size() == 33); // 2 channels x 16 links, and the ring's end
+  for (std::size_t i = 0; i < 32; ++i) {
+    const auto& m = s.messages[i];
     CHECK(m.bytes.value() == doctest::Approx(2.0 * 15 / 16 * 3.2e9 / 2));
     CHECK(m.latency_steps == 30);
     CHECK(m.after.empty());
   }
+  // Every rank leaves by the zero-byte end, which waits for every link of every channel.
+  REQUIRE(s.common_exit == 32u);
+  CHECK(s.messages[32].bytes.value() == 0);
+  CHECK(s.messages[32].after.size() == 32);
   shape.coarse = false;
   CHECK(make_schedule(Algorithm::ring, CollectiveKind::all_reduce, units::Bytes(3.2e9), shape).messages.size() ==
         2u * 30 * 16);

@@ -93,7 +93,7 @@ TEST_CASE("across nodes automatic takes the tree for small all-reduces and the r
             .algorithm == Algorithm::ring);
 }
 
-TEST_CASE("with protocols on, a group within a node gets NCCL's protocol, across nodes and off none") {
+TEST_CASE("with protocols on, a group gets NCCL's protocol within a node and across nodes, off none") {
   lowering::CollectivePolicy policy;
   policy.network = dgx_like(0);
   policy.protocols = false; // the what-if: every message at the link's full rate, no protocol latency
@@ -111,8 +111,14 @@ TEST_CASE("with protocols on, a group within a node gets NCCL's protocol, across
       lowering::choose_collective(policy, model::CommGroup::tensor, CollectiveKind::all_reduce, size, strided(0, 8, 1));
   CHECK(on.shape.protocol_latency_steps == 6);
   CHECK(on.shape.protocol_bandwidth_fraction == doctest::Approx(0.92));
+  // Across 4 nodes (one rank each, 48 GB/s, 5 us): 6 network steps. Simple 8.4 + 6 x 14 = 92.4 us,
+  // LL128 14 + 6 x 4 = 38 us, LL 6.6 + 6 x 2.7 = 22.8 us, against the messages' own 6 x 5 = 30 us.
+  const double w_net = 2.0 * 3 / 4 * size.value() / 48e9;
+  const double simple = 92.4e-6 + w_net, ll128 = 38e-6 + w_net / 0.92, ll = 30e-6 + w_net / 0.5;
+  REQUIRE(ll128 < simple);
+  REQUIRE(ll128 < ll);
   const auto across =
       lowering::choose_collective(policy, model::CommGroup::data, CollectiveKind::all_reduce, size, strided(0, 4, 8));
-  CHECK(across.shape.protocol_latency_steps == 0);
-  CHECK(across.shape.protocol_bandwidth_fraction == 1.0);
+  CHECK(across.shape.protocol_bandwidth_fraction == doctest::Approx(0.92));
+  CHECK(across.shape.protocol_latency_steps == 2); // (38 - 30) / 5 = 1.6: two route latencies
 }

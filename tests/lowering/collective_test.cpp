@@ -90,3 +90,57 @@ TEST_CASE("device programs chain their compute kernels and wait for collectives 
   CHECK(graph.predecessor_count(after_a[0]) == 1);
   CHECK(graph.predecessor_count(after_a[1]) == 3); // previous kernel + last send + last receive
 }
+
+TEST_CASE("NCCL's rings across nodes: one channel per NIC, each leaving every node through another rank") {
+  // 16 ranks on two nodes of 8 (one NIC per device): 8 channels, channel c's ring visits node 0 as
+  // c, c+1, ..., 7, 0, ..., c-1 and node 1 likewise, so every rank sends across nodes in exactly
+  // one channel and receives across nodes in exactly one.
+  ScheduleShape shape;
+  shape.ranks = 16;
+  shape.ranks_per_node = 8;
+  shape.channels = 8;
+  std::vector<int> sends_across(16, 0), receives_across(16, 0);
+  for (int c = 0; c < 8; ++c) {
+    const auto order = ring_order(shape, c);
+    CHECK(order[0] == c);
+    CHECK(order[8] == 8 + c);
+    for (int p = 0; p < 16; ++p) {
+      const int from = order[static_cast<std::size_t>(p)], to = order[static_cast<std::size_t>((p + 1) % 16)];
+      if (from / 8 != to / 8) {
+        ++sends_across[static_cast<std::size_t>(from)];
+        ++receives_across[static_cast<std::size_t>(to)];
+      }
+    }
+  }
+  for (int r = 0; r < 16; ++r) {
+    CHECK(sends_across[static_cast<std::size_t>(r)] == 1);
+    CHECK(receives_across[static_cast<std::size_t>(r)] == 1);
+  }
+}
+
+TEST_CASE("folded, a multi-channel ring is the member's side of every channel's ring") {
+  TaskGraph graph(16);
+  auto spec = spec_of(model::Collective::all_reduce, 16000, graph);
+  spec.shape.ranks_per_node = 8;
+  spec.shape.channels = 8;
+  std::vector<DeviceId> devices;
+  for (int i = 0; i < 16; ++i) devices.push_back(i);
+  const DeviceId member = 3;
+  CollectiveInstance ring(graph, spec, devices, 0, member);
+  // Per channel and step a send and a receive: 8 x 30 x 2.
+  REQUIRE(graph.size() == 8u * 30 * 2);
+  int across = 0;
+  for (TaskId id = 0; id < graph.size(); ++id) {
+    const Task& t = graph.task(id);
+    const Transfer& x = graph.transfer(id);
+    CHECK((t.device == member || x.peer == member));
+    CHECK(x.bytes.value() == doctest::Approx(16000.0 / 16 / 8)); // S / n per step, split over 8 channels
+    if (x.step == 0 && t.device / 8 != x.peer / 8) ++across;
+  }
+  CHECK(across == 2); // it leaves its node in one channel and enters it in another
+  const TaskId entry = graph.add_kernel(member, {}, {});
+  const auto exits = ring.join(graph, member, std::span<const TaskId>(&entry, 1));
+  CHECK(exits.size() == 16); // the last send and receive of every channel
+  CHECK(ring.all_joined());
+  CHECK(graph.is_acyclic());
+}

@@ -44,17 +44,19 @@ struct RingPlan {
 
 class CollectiveInstance {
 public:
-  /// Lowers `spec` over `devices` (in ring order; for send_recv: sender, receiver) into `graph`.
+  /// Lowers `spec` over `devices` (in ring order; for send_recv: sender, receiver) into `graph`,
+  /// from the schedule `twocs collbench` simulates for the same group (make_schedule): NCCL's
+  /// rings, one per channel with spec.shape.channels (coarse with spec.shape.coarse,
+  /// collective_lowering.hpp), and every other algorithm of spec.algorithm.
   ///
   /// `only_member`: when the other members are folded away (not simulated, because they run
-  /// exactly what this member runs), lower just this member's part of the ring: in each step
-  /// its send to its successor and its predecessor's send to it, the latter ordered as this
-  /// member's own sends are (by symmetry the predecessor is at the same point at the same time).
-  /// On a symmetric network the member's timeline is the one of the full ring. Other algorithms
-  /// (spec.algorithm, chosen by the registry's CollectivePolicy) are lowered whole over the group
-  /// instead, every folded member entering with `only_member`, which leaves after the last exit
-  /// of any member (docs/network.md, "Folding"). A ring with spec.shape.coarse is lowered coarse
-  /// (collective_lowering.hpp): one transfer per ring link, every member leaving when all are done.
+  /// exactly what this member runs), a ring is lowered from this member's side only: per channel
+  /// its sends to its successor and its predecessor's sends to it, the latter ordered as this
+  /// member's own are (by symmetry the predecessor is at the same point at the same time). On a
+  /// symmetric network the member's timeline is the one of the full ring. Other algorithms (not
+  /// the same seen from every rank) are lowered whole over the group instead, every folded member
+  /// entering with `only_member`, which leaves after the last exit of any member
+  /// (docs/network.md, "Folding").
   CollectiveInstance(TaskSink& graph, const CollectiveSpec& spec, std::vector<DeviceId> devices,
                      std::int32_t instance_id, std::optional<DeviceId> only_member = std::nullopt);
 
@@ -73,13 +75,15 @@ private:
   /// A coarse ring message's: its steps' and the protocol's (ScheduleShape::protocol_latency_steps).
   [[nodiscard]] std::uint16_t coarse_latency_steps() const;
   [[nodiscard]] TaskId transfer(int step, std::size_t position) const;
+  /// The plain ring of a ring exchange or a send_recv (one step; a send_recv has one sender).
   void lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point);
-  void lower_coarse(TaskSink& graph, const TaskTag& tag, Transfer message);
-  void lower_mirrored_coarse(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
-  void lower_mirrored(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
+  void lower_mirrored_ring(TaskSink& graph, const ScheduleShape& shape, CollectiveKind kind, const TaskTag& tag,
+                           Transfer message, std::size_t member);
   void lower_mirrored_direct(TaskSink& graph, const TaskTag& tag, Transfer message, std::size_t member);
-  /// The schedule `spec` lowers from over this group, or none for the flat ring.
-  [[nodiscard]] std::optional<CollectiveSchedule> schedule_of(const CollectiveSpec& spec) const;
+  /// The algorithm `spec` is lowered by over a group of `shape` (make_schedule's fallback applied).
+  [[nodiscard]] static Algorithm schedule_algorithm_of(const CollectiveSpec& spec, const ScheduleShape& shape);
+  /// The schedule `spec` is lowered from over this group (every algorithm but the plain ring).
+  [[nodiscard]] CollectiveSchedule schedule_of(const CollectiveSpec& spec, const ScheduleShape& shape) const;
   void lower_mirrored_schedule(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag,
                                Transfer message, std::size_t member);
   void lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag, Transfer message,
@@ -88,12 +92,10 @@ private:
   std::vector<DeviceId> devices_;
   int steps_ = 0;
   int protocol_steps_ = 0;        // NCCL's protocol latency beyond the messages' own, in route latencies
-  std::size_t senders_ = 0;       // transfers per step: n for a ring, 1 for send_recv, 2 mirrored
-  std::vector<TaskId> transfers_; // [step * senders + position]: from devices_[position] to its successor;
-                                  // mirrored: [step * 2] the member's send, [step * 2 + 1] its receive
-  bool mirrored_ = false;
-  bool coarse_ = false; // one transfer per ring link, then the ring's end (transfers_.back())
-  std::vector<std::vector<TaskId>> schedule_entries_, schedule_exits_; // per position; non-ring algorithms
+  std::size_t senders_ = 0;       // plain ring: transfers per step, n for a ring exchange, 1 for send_recv
+  std::vector<TaskId> transfers_; // plain ring: [step * senders + position], from devices_[position] to its successor
+  bool mirrored_ = false;         // folded: only one member's side (or the whole group for that member)
+  std::vector<std::vector<TaskId>> schedule_entries_, schedule_exits_; // per position; every other lowering
   std::size_t joined_ = 0;
 };
 

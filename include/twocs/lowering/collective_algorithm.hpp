@@ -58,6 +58,9 @@ struct CollectiveSchedule {
   Algorithm algorithm = Algorithm::ring; // the one built (a fallback when the asked one does not apply)
   std::int32_t ranks = 0;
   std::vector<ScheduledMessage> messages;
+  /// A message after which every rank's part is done (a coarse ring's end: every member of a
+  /// pipelined ring finishes with its slowest link); none: each rank leaves after its own messages.
+  std::optional<std::uint32_t> common_exit;
 };
 
 /// The group and the knobs of an algorithm.
@@ -83,6 +86,12 @@ struct ScheduleShape {
   int protocol_latency_steps = 0;
 };
 
+/// The ring of `channel` as NCCL builds it: position p of the ring is rank ring_order(...)[p].
+/// Nodes in order, the ranks of a node rotated by the channel, so that channel c enters and
+/// leaves each node through a different rank (and NIC) and the node's NICs carry one channel each
+/// (NCCL's rings, src/graph/rings.cc and search.cc). Within one node: the ranks in order.
+[[nodiscard]] std::vector<std::int32_t> ring_order(const ScheduleShape& shape, int channel);
+
 /// DeepEP's token dispatch (or combine) over `shape.ranks` ranks in nodes of
 /// `shape.ranks_per_node`: each token once per rank holding one of its experts, once per node
 /// over the network and forwarded inside it (src/lowering/algorithms/forwarded.cpp).
@@ -95,6 +104,10 @@ struct ScheduleShape {
 /// Resolve `automatic` first (choose_algorithm); left unresolved it builds the ring.
 [[nodiscard]] CollectiveSchedule make_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                                const ScheduleShape& shape);
+
+/// The algorithm make_schedule builds for `algorithm` (the ring where the asked one does not
+/// apply), without building it.
+[[nodiscard]] Algorithm scheduled_algorithm(Algorithm algorithm, CollectiveKind kind, const ScheduleShape& shape);
 
 /// The bytes each rank must send at least (the bandwidth bound's numerator, docs/network.md):
 /// all-reduce 2 (n - 1) / n S, reduce-scatter and all-gather (n - 1) / n S, all-to-all

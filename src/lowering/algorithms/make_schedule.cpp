@@ -54,25 +54,35 @@ Algorithm configured_algorithm(const std::map<std::string, std::string>& collect
   return algorithm_from_string(it->second).value_or(Algorithm::automatic);
 }
 
+Algorithm scheduled_algorithm(Algorithm algorithm, CollectiveKind kind, const ScheduleShape& shape) {
+  if (kind == CollectiveKind::all_to_all) return algorithm == Algorithm::pairwise ? algorithm : Algorithm::direct;
+  if (shape.ranks > 1) {
+    const bool reduction_or_gather = kind == CollectiveKind::all_reduce || kind == CollectiveKind::reduce_scatter ||
+                                     kind == CollectiveKind::all_gather;
+    const bool all_reduce = kind == CollectiveKind::all_reduce;
+    if ((algorithm == Algorithm::tree && all_reduce) ||
+        (algorithm == Algorithm::halving_doubling && reduction_or_gather && detail::is_power_of_two(shape.ranks)) ||
+        (algorithm == Algorithm::hierarchical && reduction_or_gather && hierarchical_applies(shape)) ||
+        (algorithm == Algorithm::in_network && all_reduce) || (algorithm == Algorithm::direct && reduction_or_gather))
+      return algorithm;
+  }
+  return Algorithm::ring;
+}
+
 namespace {
 
 CollectiveSchedule build_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                   const ScheduleShape& shape) {
   using namespace detail;
   if (kind == CollectiveKind::all_to_all) return direct_schedule(algorithm, kind, size, shape);
-  if (shape.ranks > 1) {
-    const bool reduction_or_gather = kind == CollectiveKind::all_reduce || kind == CollectiveKind::reduce_scatter ||
-                                     kind == CollectiveKind::all_gather;
-    if (algorithm == Algorithm::tree && kind == CollectiveKind::all_reduce) return tree_schedule(size, shape);
-    if (algorithm == Algorithm::halving_doubling && reduction_or_gather && is_power_of_two(shape.ranks))
-      return halving_doubling_schedule(kind, size, shape);
-    if (algorithm == Algorithm::hierarchical && reduction_or_gather && hierarchical_applies(shape))
-      return hierarchical_schedule(kind, size, shape);
-    if (algorithm == Algorithm::in_network && kind == CollectiveKind::all_reduce)
-      return in_network_schedule(size, shape);
-    if (algorithm == Algorithm::direct && reduction_or_gather) return direct_schedule(algorithm, kind, size, shape);
+  switch (scheduled_algorithm(algorithm, kind, shape)) {
+  case Algorithm::tree: return tree_schedule(size, shape);
+  case Algorithm::halving_doubling: return halving_doubling_schedule(kind, size, shape);
+  case Algorithm::hierarchical: return hierarchical_schedule(kind, size, shape);
+  case Algorithm::in_network: return in_network_schedule(size, shape);
+  case Algorithm::direct: return direct_schedule(algorithm, kind, size, shape);
+  default: return ring_schedule(kind, size, shape);
   }
-  return ring_schedule(kind, size, shape);
 }
 
 } // namespace

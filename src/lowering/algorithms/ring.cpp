@@ -12,18 +12,6 @@
 namespace twocs::lowering::detail {
 namespace {
 
-/// The ring of `channel`: nodes in order, the ranks of a node rotated by the channel, so that
-/// channel c leaves each node through a different rank (and NIC) as NCCL's rings do.
-std::vector<std::int32_t> ring_order(const ScheduleShape& shape, int channel) {
-  const std::int32_t n = shape.ranks;
-  const std::int32_t g = shape.ranks_per_node;
-  std::vector<std::int32_t> order(static_cast<std::size_t>(n));
-  const bool rotate = g > 1 && g < n && n % g == 0;
-  for (std::int32_t i = 0; i < n; ++i)
-    order[static_cast<std::size_t>(i)] = rotate ? (i / g) * g + (i % g + channel) % g : i;
-  return order;
-}
-
 int ring_steps(CollectiveKind kind, std::int32_t n) {
   switch (kind) {
   case CollectiveKind::all_reduce: return 2 * (n - 1);
@@ -82,12 +70,29 @@ void add_chain(CollectiveSchedule& s, const std::vector<std::int32_t>& order, un
       MessageIds after;
       if (h > 0) after.push_back(id(k, h - 1));
       if (k > 0) after.push_back(id(k - 1, h));
-      add_message(s, order[static_cast<std::size_t>(h)], order[static_cast<std::size_t>(h + 1)], slice, k + h,
+      add_message(s, order[static_cast<std::size_t>(h)], order[static_cast<std::size_t>(h) + 1], slice, k + h,
                   std::move(after));
     }
 }
 
 } // namespace
+} // namespace twocs::lowering::detail
+
+namespace twocs::lowering {
+
+std::vector<std::int32_t> ring_order(const ScheduleShape& shape, int channel) {
+  const std::int32_t n = shape.ranks;
+  const std::int32_t g = shape.ranks_per_node;
+  std::vector<std::int32_t> order(static_cast<std::size_t>(n));
+  const bool rotate = g > 1 && g < n && n % g == 0;
+  for (std::int32_t i = 0; i < n; ++i)
+    order[static_cast<std::size_t>(i)] = rotate ? (i / g) * g + (i % g + channel) % g : i;
+  return order;
+}
+
+} // namespace twocs::lowering
+
+namespace twocs::lowering::detail {
 
 CollectiveSchedule ring_schedule(CollectiveKind kind, units::Bytes size, const ScheduleShape& shape) {
   assert(shape.channels >= 1 && shape.chunks >= 1);
@@ -107,12 +112,21 @@ CollectiveSchedule ring_schedule(CollectiveKind kind, units::Bytes size, const S
   }
   assert(kind != CollectiveKind::all_to_all);
   const units::Bytes piece = size / (static_cast<double>(n) * slices);
+  // Transfer::latency_steps holds 16 bits: longer rings stay step by step.
+  const bool coarse = shape.coarse && n > 2 && ring_steps(kind, n) * shape.chunks <= 0xFFFF;
   for (int c = 0; c < shape.channels; ++c) {
-    // Transfer::latency_steps holds 16 bits: longer rings stay step by step.
-    if (shape.coarse && n > 2 && ring_steps(kind, n) * shape.chunks <= 0xFFFF)
+    if (coarse)
       add_coarse_ring_channel(s, kind, piece, shape, c);
     else
       add_ring_channel(s, kind, piece, shape, c);
+  }
+  if (coarse) {
+    // Every member of a pipelined ring finishes with its slowest link (each forwards what it
+    // receives): a zero-byte message after every link's stream, which every rank leaves by.
+    MessageIds all(s.messages.size());
+    for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+    const auto order = ring_order(shape, 0);
+    s.common_exit = add_message(s, order[0], order[1], units::Bytes(0), ring_steps(kind, n) - 1, std::move(all));
   }
   return s;
 }

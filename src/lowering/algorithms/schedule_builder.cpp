@@ -21,17 +21,32 @@ int pipeline_slices(const ScheduleShape& shape, units::Bytes bytes) {
 }
 
 std::vector<MessageIds> rank_exits(const CollectiveSchedule& schedule, std::size_t first) {
-  constexpr auto none = static_cast<std::uint32_t>(-1);
   const auto n = static_cast<std::size_t>(schedule.ranks);
-  std::vector<std::uint32_t> last_send(n, none), last_receive(n, none);
-  for (std::size_t i = first; i < schedule.messages.size(); ++i) {
-    last_send[static_cast<std::size_t>(schedule.messages[i].src)] = static_cast<std::uint32_t>(i);
-    last_receive[static_cast<std::size_t>(schedule.messages[i].dst)] = static_cast<std::uint32_t>(i);
-  }
   std::vector<MessageIds> exits(n);
-  for (std::size_t r = 0; r < n; ++r) {
-    if (last_send[r] != none) exits[r].push_back(last_send[r]);
-    if (last_receive[r] != none && last_receive[r] != last_send[r]) exits[r].push_back(last_receive[r]);
+  if (schedule.common_exit && *schedule.common_exit >= first) {
+    for (auto& e : exits) e.push_back(*schedule.common_exit);
+    return exits;
+  }
+  // A rank is done once every message it sends or receives is: its exits are those of its
+  // messages that no later message of the same rank waits for (per channel of a ring, its last
+  // send and its last receive; channels need not finish in the order they were built).
+  const std::size_t count = schedule.messages.size();
+  std::vector<std::uint8_t> followed(count, 0); // bit 0: for its sender, bit 1: for its receiver
+  for (std::size_t i = first; i < count; ++i) {
+    const ScheduledMessage& m = schedule.messages[i];
+    for (std::uint32_t a : m.after) {
+      if (a < first) continue;
+      const ScheduledMessage& before = schedule.messages[a];
+      for (std::int32_t r : {m.src, m.dst}) {
+        if (r == before.src) followed[a] |= 1;
+        if (r == before.dst) followed[a] |= 2;
+      }
+    }
+  }
+  for (std::size_t i = first; i < count; ++i) {
+    const ScheduledMessage& m = schedule.messages[i];
+    if ((followed[i] & 1) == 0) exits[static_cast<std::size_t>(m.src)].push_back(static_cast<std::uint32_t>(i));
+    if ((followed[i] & 2) == 0) exits[static_cast<std::size_t>(m.dst)].push_back(static_cast<std::uint32_t>(i));
   }
   return exits;
 }

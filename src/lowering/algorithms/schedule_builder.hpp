@@ -16,8 +16,9 @@ using MessageIds = std::vector<std::uint32_t>;
 std::uint32_t add_message(CollectiveSchedule& schedule, std::int32_t src, std::int32_t dst, units::Bytes bytes,
                           std::int32_t step, MessageIds after);
 
-/// Per rank of `schedule`, the messages after which its part is done: its last send and its last
-/// receive (every algorithm here emits a rank's messages in the order they complete).
+/// Per rank of `schedule`, the messages after which its part is done: those of its messages (from
+/// message `first` on) that no later message of the same rank waits for, or the schedule's
+/// common exit.
 [[nodiscard]] std::vector<MessageIds> rank_exits(const CollectiveSchedule& schedule, std::size_t first = 0);
 
 /// Appends `phase` (over phase.ranks ranks) to `out`, phase rank j being out rank `ranks[j]`.

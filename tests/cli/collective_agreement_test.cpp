@@ -1,0 +1,172 @@
+// One collective model for `twocs run` and `twocs collbench` (issue: a ring in `run` that spanned
+// nodes crossed each node boundary through one NIC while collbench used every NIC): a collective
+// lowered the way a training run lowers it (the run's policy, CollectiveRegistry, folded or not)
+// takes what `twocs collbench` reports for the same group, size and platform, within 2%, on
+// groups inside a node, across nodes with one GPU per node and across nodes with several.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <twocs/config/scenario_loader.hpp>
+#include <twocs/cost/roofline.hpp>
+#include <twocs/engine/simulate.hpp>
+#include <twocs/lowering/device_program.hpp>
+#include <twocs/lowering/lower_iteration.hpp>
+#include <twocs/platform/collective_context.hpp>
+#include <twocs/platform/topology.hpp>
+
+#include "cli/cli_capture.hpp"
+
+using namespace twocs;
+
+namespace {
+
+struct Case {
+  const char* name;
+  const char* platform;
+  std::int64_t nodes;
+  std::int64_t per_node; // members of the group on each node
+  std::int64_t ranks;
+  const char* collective; // collbench's name
+  model::Collective kind;
+  const char* algorithm;
+  const char* size;
+  double bytes;
+};
+
+hardware::ClusterSpec cluster_of(const Case& c) {
+  return config::parse_platform(config::read_input(test::source_file(c.platform)),
+                                {"cluster.nodes=" + std::to_string(c.nodes)});
+}
+
+/// The members as collbench's --per-node places them: spread evenly over each node's devices.
+std::vector<lowering::DeviceId> members(const Case& c, std::int64_t node_devices) {
+  std::vector<lowering::DeviceId> devices;
+  for (std::int64_t i = 0; i < c.ranks; ++i)
+    devices.push_back(static_cast<lowering::DeviceId>((i / c.per_node) * node_devices +
+                                                      (i % c.per_node) * (node_devices / c.per_node)));
+  return devices;
+}
+
+double collbench_seconds(const Case& c, const test::TempDir& dir) {
+  const auto r = test::run_command_line(
+      {"collbench", "--platform", test::source_file(c.platform), "--set", "cluster.nodes=" + std::to_string(c.nodes),
+       "--devices", std::to_string(c.ranks), "--per-node", std::to_string(c.per_node), "--collective", c.collective,
+       "--algorithm", c.algorithm, "-b", c.size, "-e", c.size, "--json", dir.file("bench.json")});
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto j = nlohmann::json::parse(test::read_text(dir.file("bench.json")));
+  REQUIRE(j["rows"].size() == 1);
+  return j["rows"][0]["time_s"].get<double>();
+}
+
+/// The collective as a training run lowers it: the run's policy (automatic lowering, so rings of
+/// eight and more ranks are coarse), every member's program joining it through the registry;
+/// folded, only `folded_member` runs a program and its peers are mirrored.
+double run_seconds(const Case& c, std::optional<std::size_t> folded_member) {
+  const auto cluster = cluster_of(c);
+  const auto devices = members(c, cluster.node.devices);
+  const std::int64_t span = c.nodes * cluster.node.devices;
+  auto policy = platform::collective_policy(cluster, span);
+  policy.algorithms.fill(*lowering::algorithm_from_string(c.algorithm));
+  policy.lowering = lowering::CollectiveLowering::automatic;
+  lowering::TaskGraph graph(static_cast<lowering::DeviceId>(span));
+  std::vector<bool> simulated(static_cast<std::size_t>(span), !folded_member.has_value());
+  if (folded_member) simulated[static_cast<std::size_t>(devices[*folded_member])] = true;
+  lowering::CollectiveRegistry registry(graph, simulated, policy);
+  lowering::CollectiveSpec spec;
+  spec.kind = c.kind;
+  spec.group = model::CommGroup::data;
+  spec.size = units::Bytes(c.bytes);
+  spec.label = graph.intern_label("agreement");
+  for (const lowering::DeviceId d : devices) {
+    if (!simulated[static_cast<std::size_t>(d)]) continue;
+    lowering::DeviceProgram program(graph, registry, d);
+    program.collective(spec, devices, lowering::CollectiveWait{});
+  }
+  CHECK(registry.pending() == 0);
+  return engine::simulate(graph, platform::build_topology(cluster, span)).makespan.value();
+}
+
+constexpr double mib = 1024.0 * 1024.0;
+
+} // namespace
+
+TEST_CASE("run and collbench agree within 2% on every collective: inside a node, one and several GPUs per node") {
+  const Case cases[] = {
+      {"ring inside a node", "platforms/dgx-a100-80gb.yaml", 1, 8, 8, "all-reduce", model::Collective::all_reduce,
+       "ring", "64MiB", 64 * mib},
+      {"reduce-scatter inside a node", "platforms/dgx-a100-80gb.yaml", 1, 8, 8, "reduce-scatter",
+       model::Collective::reduce_scatter, "auto", "64MiB", 64 * mib},
+      {"NVLS inside a node", "platforms/dgx-h100.yaml", 1, 8, 8, "all-reduce", model::Collective::all_reduce, "auto",
+       "256MiB", 256 * mib},
+      {"direct on a mesh", "platforms/mi300x.yaml", 1, 8, 8, "all-reduce", model::Collective::all_reduce, "auto",
+       "64MiB", 64 * mib},
+      {"ring, one GPU per node", "platforms/dgx-a100-80gb.yaml", 8, 1, 8, "all-reduce", model::Collective::all_reduce,
+       "auto", "64MiB", 64 * mib},
+      {"all-gather, one GPU per node", "platforms/dgx-h100.yaml", 4, 1, 4, "all-gather", model::Collective::all_gather,
+       "auto", "16MiB", 16 * mib},
+      {"two-node tensor-parallel ring, 8 per node", "platforms/dgx-a100-80gb.yaml", 2, 8, 16, "all-reduce",
+       model::Collective::all_reduce, "auto", "24MiB", 24 * mib},
+      {"ring, 2 per node", "platforms/dgx-h100.yaml", 4, 2, 8, "reduce-scatter", model::Collective::reduce_scatter,
+       "auto", "64MiB", 64 * mib},
+      {"ring, 4 per node, step by step", "platforms/dgx-a100-80gb.yaml", 2, 2, 4, "all-reduce",
+       model::Collective::all_reduce, "ring", "8MiB", 8 * mib},
+      {"all-to-all inside a node", "platforms/dgx-h100.yaml", 1, 8, 8, "all-to-all", model::Collective::all_to_all,
+       "auto", "64MiB", 64 * mib},
+      {"all-to-all, 8 per node", "platforms/dgx-h100.yaml", 2, 8, 16, "all-to-all", model::Collective::all_to_all,
+       "auto", "64MiB", 64 * mib},
+  };
+  const test::TempDir dir("agreement");
+  for (const Case& c : cases) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    const double bench = collbench_seconds(c, dir);
+    CHECK(run_seconds(c, std::nullopt) == doctest::Approx(bench).epsilon(0.02));
+    // Folded, from a member in the middle of its node's ring (every channel's ring passes it).
+    CHECK(run_seconds(c, static_cast<std::size_t>((c.ranks / 2 + c.per_node / 2) % c.ranks)) ==
+          doctest::Approx(bench).epsilon(0.02));
+  }
+}
+
+TEST_CASE("a two-node tensor-parallel all-reduce in a training run runs at collbench's bus bandwidth") {
+  // GPT with tensor parallelism 16 over two DGX A100 (8 NICs each): before one model served both,
+  // `run` crossed each node boundary through one NIC (12.2 GB/s of bus bandwidth at 25 MB).
+  const auto scenario = config::load_scenario({std::nullopt,
+                                               test::source_file("platforms/dgx-a100-80gb.yaml"),
+                                               {"training.parallelism.tensor=16", "training.parallelism.data=1",
+                                                "model.heads=32", "model.layers=2", "training.global_batch=2"}});
+  const auto& plan = scenario.workload.plan;
+  const cost::RooflineCostModel cost(scenario.cluster.device);
+  lowering::LoweringOptions options{true, platform::collective_policy(scenario.cluster, plan.world_size())};
+  const auto graph = lowering::lower_iteration(scenario.workload.model, plan, cost, options);
+  const auto timeline = engine::simulate(graph, platform::build_topology(scenario.cluster, plan.world_size()));
+  // Every tensor-parallel collective is the all-reduce of one micro-batch's activations (no
+  // sequence parallelism): its span on the timeline from its first message to its last.
+  std::map<std::int32_t, std::pair<double, double>> spans;
+  for (lowering::TaskId id = 0; id < graph.size(); ++id) {
+    if (!graph.task(id).is_transfer() || graph.transfer(id).group != model::CommGroup::tensor) continue;
+    const auto& t = timeline.tasks[id];
+    auto [it, fresh] = spans.try_emplace(graph.transfer(id).collective, t.start.value(), t.finish.value());
+    it->second = {std::min(it->second.first, t.start.value()), std::max(it->second.second, t.finish.value())};
+  }
+  REQUIRE(spans.size() > 4);
+  const double bytes = static_cast<double>(plan.micro_batch * scenario.workload.model.seq_len *
+                                           scenario.workload.model.hidden * 2); // bf16
+  const test::TempDir dir("agreement-run");
+  const std::string size = std::to_string(static_cast<long long>(bytes)) + "B";
+  const auto r = test::run_command_line({"collbench", "--devices", "16", "--set", "cluster.nodes=2", "-b", size, "-e",
+                                         size, "--json", dir.file("b.json")});
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const double bench = nlohmann::json::parse(test::read_text(dir.file("b.json")))["rows"][0]["time_s"].get<double>();
+  CHECK(bytes / bench * 2 * 15 / 16 > 100e9); // bus bandwidth of eight NICs of ~24 GB/s, not one
+  for (const auto& [id, span] : spans) {
+    CAPTURE(id);
+    CHECK(span.second - span.first == doctest::Approx(bench).epsilon(0.02));
+  }
+}
