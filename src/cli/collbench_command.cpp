@@ -58,8 +58,8 @@ report::CollbenchRow bench_one(const Bench& bench, units::Bytes size) {
   row.time = timeline.makespan;
   row.algbw = row.time.value() > 0 ? size / row.time : units::ByteRate(0);
   row.busbw = row.algbw * bench.bus_factor;
-  const bool coarse =
-      !schedule.messages.empty() && schedule.messages.front().latency_steps > 1 + shape.protocol_latency_steps;
+  const bool coarse = schedule.algorithm == lowering::Algorithm::ring && !schedule.messages.empty() &&
+                      schedule.messages.front().latency_steps > 1 + shape.protocol_latency_steps;
   row.algorithm = std::string(lowering::to_string(schedule.algorithm)) + (coarse ? "-coarse" : "");
   return row;
 }

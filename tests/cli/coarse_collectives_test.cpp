@@ -91,7 +91,7 @@ TEST_CASE("collbench's coarse ring names itself and matches the step-by-step rin
     const std::string out = dir.file(std::string(lowering) + ".json");
     const auto r = run_command_line({"collbench", "--platform", source_file("platforms/dgx-a100-80gb.yaml"), "--set",
                                      "cluster.nodes=2", "--devices", "16", "-b", "64MiB", "-e", "4GiB", "-f", "4",
-                                     "--collective-lowering", lowering, "--json", out});
+                                     "--algorithm", "ring", "--collective-lowering", lowering, "--json", out});
     REQUIRE_MESSAGE(r.code == 0, r.err);
     rows[i++] = nlohmann::json::parse(read_text(out))["rows"];
   }

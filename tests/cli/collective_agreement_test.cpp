@@ -38,6 +38,12 @@ struct Case {
   const char* algorithm;
   const char* size;
   double bytes;
+  const char* runs; // the algorithm that must have run
+};
+
+struct Timed {
+  double seconds = 0;
+  std::string algorithm;
 };
 
 hardware::ClusterSpec cluster_of(const Case& c) {
@@ -54,7 +60,7 @@ std::vector<lowering::DeviceId> members(const Case& c, std::int64_t node_devices
   return devices;
 }
 
-double collbench_seconds(const Case& c, const test::TempDir& dir) {
+Timed collbench(const Case& c, const test::TempDir& dir) {
   const auto r = test::run_command_line(
       {"collbench", "--platform", test::source_file(c.platform), "--set", "cluster.nodes=" + std::to_string(c.nodes),
        "--devices", std::to_string(c.ranks), "--per-node", std::to_string(c.per_node), "--collective", c.collective,
@@ -62,13 +68,13 @@ double collbench_seconds(const Case& c, const test::TempDir& dir) {
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto j = nlohmann::json::parse(test::read_text(dir.file("bench.json")));
   REQUIRE(j["rows"].size() == 1);
-  return j["rows"][0]["time_s"].get<double>();
+  return {j["rows"][0]["time_s"].get<double>(), j["rows"][0]["algorithm"].get<std::string>()};
 }
 
 /// The collective as a training run lowers it: the run's policy (automatic lowering, so rings of
 /// eight and more ranks are coarse), every member's program joining it through the registry;
 /// folded, only `folded_member` runs a program and its peers are mirrored.
-double run_seconds(const Case& c, std::optional<std::size_t> folded_member) {
+Timed run(const Case& c, std::optional<std::size_t> folded_member) {
   const auto cluster = cluster_of(c);
   const auto devices = members(c, cluster.node.devices);
   const std::int64_t span = c.nodes * cluster.node.devices;
@@ -90,7 +96,9 @@ double run_seconds(const Case& c, std::optional<std::size_t> folded_member) {
     program.collective(spec, devices, lowering::CollectiveWait{});
   }
   CHECK(registry.pending() == 0);
-  return engine::simulate(graph, platform::build_topology(cluster, span)).makespan.value();
+  REQUIRE(graph.size() > 0);
+  return {engine::simulate(graph, platform::build_topology(cluster, span)).makespan.value(),
+          std::string(lowering::to_string(graph.transfer(0).algorithm))};
 }
 
 constexpr double mib = 1024.0 * 1024.0;
@@ -100,37 +108,46 @@ constexpr double mib = 1024.0 * 1024.0;
 TEST_CASE("run and collbench agree within 2% on every collective: inside a node, one and several GPUs per node") {
   const Case cases[] = {
       {"ring inside a node", "platforms/dgx-a100-80gb.yaml", 1, 8, 8, "all-reduce", model::Collective::all_reduce,
-       "ring", "64MiB", 64 * mib},
+       "ring", "64MiB", 64 * mib, "ring"},
       {"reduce-scatter inside a node", "platforms/dgx-a100-80gb.yaml", 1, 8, 8, "reduce-scatter",
-       model::Collective::reduce_scatter, "auto", "64MiB", 64 * mib},
+       model::Collective::reduce_scatter, "auto", "64MiB", 64 * mib, "ring"},
       {"NVLS inside a node", "platforms/dgx-h100.yaml", 1, 8, 8, "all-reduce", model::Collective::all_reduce, "auto",
-       "256MiB", 256 * mib},
+       "256MiB", 256 * mib, "in-network"},
       {"direct on a mesh", "platforms/mi300x.yaml", 1, 8, 8, "all-reduce", model::Collective::all_reduce, "auto",
-       "64MiB", 64 * mib},
+       "64MiB", 64 * mib, "direct"},
       {"ring, one GPU per node", "platforms/dgx-a100-80gb.yaml", 8, 1, 8, "all-reduce", model::Collective::all_reduce,
-       "auto", "64MiB", 64 * mib},
+       "auto", "64MiB", 64 * mib, "ring"},
       {"all-gather, one GPU per node", "platforms/dgx-h100.yaml", 4, 1, 4, "all-gather", model::Collective::all_gather,
-       "auto", "16MiB", 16 * mib},
+       "auto", "16MiB", 16 * mib, "ring"},
       {"two-node tensor-parallel ring, 8 per node", "platforms/dgx-a100-80gb.yaml", 2, 8, 16, "all-reduce",
-       model::Collective::all_reduce, "auto", "24MiB", 24 * mib},
+       model::Collective::all_reduce, "ring", "24MiB", 24 * mib, "ring"},
       {"ring, 2 per node", "platforms/dgx-h100.yaml", 4, 2, 8, "reduce-scatter", model::Collective::reduce_scatter,
-       "auto", "64MiB", 64 * mib},
+       "auto", "64MiB", 64 * mib, "ring"},
       {"ring, 4 per node, step by step", "platforms/dgx-a100-80gb.yaml", 2, 2, 4, "all-reduce",
-       model::Collective::all_reduce, "ring", "8MiB", 8 * mib},
+       model::Collective::all_reduce, "ring", "8MiB", 8 * mib, "ring"},
       {"all-to-all inside a node", "platforms/dgx-h100.yaml", 1, 8, 8, "all-to-all", model::Collective::all_to_all,
-       "auto", "64MiB", 64 * mib},
+       "auto", "64MiB", 64 * mib, "direct"},
       {"all-to-all, 8 per node", "platforms/dgx-h100.yaml", 2, 8, 16, "all-to-all", model::Collective::all_to_all,
-       "auto", "64MiB", 64 * mib},
+       "auto", "64MiB", 64 * mib, "direct"},
+      {"NCCL's tree, 8 per node", "platforms/dgx-a100-80gb.yaml", 2, 8, 16, "all-reduce", model::Collective::all_reduce,
+       "auto", "64MiB", 64 * mib, "tree"},
+      {"NCCL's tree, one GPU per node", "platforms/dgx-a100-80gb.yaml", 16, 1, 16, "all-reduce",
+       model::Collective::all_reduce, "auto", "1MiB", mib, "tree"},
+      {"NCCL's tree, 4 per node", "platforms/dgx-h100.yaml", 4, 4, 16, "all-reduce", model::Collective::all_reduce,
+       "tree", "32MiB", 32 * mib, "tree"},
   };
   const test::TempDir dir("agreement");
   for (const Case& c : cases) {
     const std::string name = c.name;
     CAPTURE(name);
-    const double bench = collbench_seconds(c, dir);
-    CHECK(run_seconds(c, std::nullopt) == doctest::Approx(bench).epsilon(0.02));
+    const Timed bench = collbench(c, dir);
+    CHECK(bench.algorithm.rfind(c.runs, 0) == 0); // "ring" also matches collbench's "ring-coarse"
+    const Timed full = run(c, std::nullopt);
+    CHECK(full.algorithm == c.runs);
+    CHECK(full.seconds == doctest::Approx(bench.seconds).epsilon(0.02));
     // Folded, from a member in the middle of its node's ring (every channel's ring passes it).
-    CHECK(run_seconds(c, static_cast<std::size_t>((c.ranks / 2 + c.per_node / 2) % c.ranks)) ==
-          doctest::Approx(bench).epsilon(0.02));
+    const Timed folded = run(c, static_cast<std::size_t>((c.ranks / 2 + c.per_node / 2) % c.ranks));
+    CHECK(folded.seconds == doctest::Approx(bench.seconds).epsilon(0.02));
   }
 }
 

@@ -53,12 +53,13 @@ TEST_CASE("folded and full runs agree with in-network, tree, hierarchical and ha
     const char* data;
     const char* expected; // the data group's algorithm that must have run
     double tolerance;     // relative; the tree is not the same seen from every member (see below)
+    double exposed_tolerance;
   };
   for (const Case& c :
-       {Case{"NVLS inside, tree across", 4, 1, 4, 4, "in-network", "tree", "tree", 3e-4},
-        Case{"NVLS inside", 4, 1, 4, 4, "in-network", "ring", "ring", 1e-9},
-        Case{"hierarchical, 4 per node", 1, 1, 8, 4, "ring", "hierarchical", "hierarchical", 1e-9},
-        Case{"halving-doubling, pipeline", 1, 2, 4, 4, "ring", "halving-doubling", "halving-doubling", 1e-9}}) {
+       {Case{"NVLS inside, tree across", 4, 1, 4, 4, "in-network", "tree", "tree", 3e-4, 0.02},
+        Case{"NVLS inside", 4, 1, 4, 4, "in-network", "ring", "ring", 1e-9, 1e-8},
+        Case{"hierarchical, 4 per node", 1, 1, 8, 4, "ring", "hierarchical", "hierarchical", 1e-9, 1e-8},
+        Case{"halving-doubling, pipeline", 1, 2, 4, 4, "ring", "halving-doubling", "halving-doubling", 1e-9, 1e-8}}) {
     const std::string name = c.name;
     CAPTURE(name);
     auto plan = testing::plan_of(c.t, c.p, c.d, 2);
@@ -70,11 +71,12 @@ TEST_CASE("folded and full runs agree with in-network, tree, hierarchical and ha
     CHECK(folded.tasks < full.tasks);
     CHECK(folded.summary.iteration_time.value() ==
           doctest::Approx(full.summary.iteration_time.value()).epsilon(c.tolerance));
-    // Folded trees measured 0.02% fast in iteration time and 0.3% slow in exposed communication
-    // here: the members leave a tree at different times, and only the simulated member's program
-    // runs on (docs/network.md, "Folding").
+    // Folded trees measured under 0.03% off in iteration time and 1.5% fast in exposed communication
+    // here (NCCL's tree, 2026-12-03; 0.3% with the tree over consecutive ranks before): the members
+    // leave a tree at different times, and only the simulated member's program runs on
+    // (docs/network.md, "Folding").
     CHECK(folded.summary.breakdown.exposed_comm.value() ==
-          doctest::Approx(full.summary.breakdown.exposed_comm.value()).epsilon(c.tolerance * 10).scale(1e-3));
+          doctest::Approx(full.summary.breakdown.exposed_comm.value()).epsilon(c.exposed_tolerance).scale(1e-3));
     const auto& data = full.summary.collective_algorithms[analysis::index(model::CommGroup::data)];
     CHECK(data.count(c.expected) == 1);
     CHECK(folded.summary.collective_algorithms[analysis::index(model::CommGroup::data)].count(c.expected) == 1);

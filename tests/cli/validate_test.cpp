@@ -140,7 +140,9 @@ TEST_CASE("folding replicas moves a validation run by less than 1% (SC'21 3.6B, 
   const auto full = validate({"megatron-sc21-t1-3.6b"}, "off")["runs"][0];
   CHECK(folded["folded"].get<bool>());
   CHECK_FALSE(full["folded"].get<bool>());
-  CHECK(full["tasks"].get<double>() > 10 * folded["tasks"].get<double>());
+  // Its data-parallel all-reduces (32 ranks, 4 per node) run NCCL's tree, which a folded run lowers
+  // whole over the group (docs/network.md, "Folding"): folding saves 4x here, 10x with rings.
+  CHECK(full["tasks"].get<double>() > 4 * folded["tasks"].get<double>());
   CHECK(std::fabs(folded["predicted_s"].get<double>() / full["predicted_s"].get<double>() - 1.0) < 0.01);
 }
 

@@ -31,6 +31,7 @@ enum class CollectiveLowering : std::uint8_t {
 /// Whether the coarse form exists for `kind` lowered by `algorithm`: ring all-reduce,
 /// reduce-scatter and all-gather over more than two ranks (a two-rank ring has no steps to merge
 /// beyond 2: it stays exact anyway, and point-to-point, broadcast and all-to-all are not rings).
+/// (The tree is always lowered as streams and a last slice: src/lowering/algorithms/tree.cpp.)
 [[nodiscard]] bool coarse_possible(CollectiveKind kind, Algorithm algorithm, std::int32_t ranks);
 
 /// `automatic`'s rule: coarse for rings of at least this many ranks (a node's tensor-parallel

@@ -37,11 +37,10 @@ struct CollectiveNetwork {
 struct CollectivePolicy {
   std::array<Algorithm, model::comm_group_count> algorithms = default_algorithms();
   std::optional<CollectiveNetwork> network;
-  /// Whether `automatic` may pick the double binary tree. Off in `twocs run`: the tree is not the
-  /// same seen from every member, so folded runs lower it whole (about 4 n x slices transfers
-  /// per collective instead of the mirrored ring's 4 n: minutes instead of a second at 256
-  /// nodes), and it is not node-aware yet (docs/network.md, section 7). Named, it runs.
-  bool automatic_tree = false;
+  /// Whether `automatic` may pick NCCL's tree (chains inside nodes, a double binary tree between
+  /// them; algorithms/tree.cpp) across nodes, as NCCL's tuner does. Folded runs lower it whole
+  /// over the group, coarse where its pipeline is long (collective_lowering.hpp).
+  bool automatic_tree = true;
   /// Whether collectives within a node pay NCCL's protocol costs and `automatic` weighs them
   /// (collective_protocol.hpp), as `twocs collbench` does: one model for both. On by default; it
   /// moved runs.yaml's errors by under 0.1 point and two NeMo FP8 runs by +0.7 and +1.1 points

@@ -41,8 +41,16 @@ units::Seconds estimate_time(Algorithm algorithm, CollectiveKind kind, units::By
   switch (algorithm) {
   case Algorithm::ring:
   case Algorithm::automatic: return units::seconds(ring_time(f * (n - 1), l_net, share, b_ring));
-  case Algorithm::tree: // 2 log2 n latencies; the busiest rank sends 2 S (inner in one tree, leaf in the other)
-    return units::seconds(2 * log2_ceil(c.ranks) * l_net + 2 * s / (multi ? c.inter_bandwidth.value() : b_intra));
+  case Algorithm::tree: { // NCCL's (tree.cpp): up and down the chains and the node tree
+    // A chain rank sends S each way per tree (2 S on its links); a node's NICs carry 2 S in all (an
+    // inner node of one tree is a leaf of the other), S between two nodes. NCCL's tuner counts the
+    // tree at 0.92 of its bandwidth (src/graph/tuning.cc, tree all-reduce busBw * .92).
+    constexpr double nccl_tree_efficiency = 0.92;
+    const double nic = multi ? (m == 2 ? 1.0 : 2.0) * s / (c.inter_bandwidth.value() * g) : 0.0;
+    const double chain = g > 1 ? 2 * s / b_pair : 0.0;
+    return units::seconds(2 * ((g - 1) * l_intra + log2_ceil(static_cast<std::int32_t>(m)) * l_net) +
+                          std::max(nic, chain) / nccl_tree_efficiency);
+  }
   case Algorithm::halving_doubling:
     return units::seconds(f * log2_ceil(c.ranks) * l_net + share / (multi ? c.inter_bandwidth.value() : b_intra));
   case Algorithm::hierarchical:
