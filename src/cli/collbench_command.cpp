@@ -77,6 +77,31 @@ std::vector<lowering::DeviceId> group_devices(std::int64_t n, std::optional<std:
   return devices;
 }
 
+/// An in-network reduction asked for where no switch reduces for this group is refused rather
+/// than run as the ring it would fall back to (docs/network.md, "In-network reduction").
+void require_in_network(const Bench& bench, lowering::Algorithm asked, const std::string& name) {
+  using lowering::Algorithm;
+  if (asked != Algorithm::in_network && asked != Algorithm::in_network_tree) return;
+  if (bench.kind != lowering::CollectiveKind::all_reduce)
+    throw InputError(fmt::format("--algorithm {}: in-network reduction is modelled for all-reduce only", name),
+                     "--algorithm", "use --collective all-reduce, or auto");
+  const auto shape =
+      lowering::choose_collective(bench.policy, model::CommGroup::data, bench.kind, units::Bytes(1), bench.devices)
+          .shape;
+  if (lowering::scheduled_algorithm(asked, bench.kind, shape) == asked) return;
+  const bool spans = shape.ranks_per_node > 0 && shape.ranks_per_node < shape.ranks;
+  throw InputError(
+      fmt::format("--algorithm {}: no switch reduces for this group ({})", name,
+                  asked == Algorithm::in_network_tree
+                      ? "nvls-tree needs several ranks per node, across nodes, on nodes whose switch reduces"
+                  : spans ? "across nodes it needs cluster.network.in_network_efficiency > 0 (SHARP) and, with several "
+                            "ranks per node, node.interconnect.in_network_efficiency > 0"
+                          : "inside a node it needs node.interconnect.in_network_efficiency > 0 (NVLS)"),
+      "--algorithm",
+      "use auto, ring or tree, or give the platform in-network reduction with --set (e.g. "
+      "node.interconnect.in_network_efficiency=0.85)");
+}
+
 } // namespace
 
 CLI::App* add_collbench_command(CLI::App& app, CollbenchOptions& o) {
@@ -97,8 +122,9 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchOptions& o) {
   c->add_option("--min-bytes,-b", o.min_bytes, "Smallest size (nccl-tests -b), e.g. 8MiB");
   c->add_option("--max-bytes,-e", o.max_bytes, "Largest size (nccl-tests -e), e.g. 1GiB");
   c->add_option("--factor,-f", o.factor, "Size multiplier between rows (nccl-tests -f)")->check(CLI::Range(1.01, 1e6));
-  c->add_option("--algorithm", o.algorithm,
-                "auto, ring, tree, halving-doubling, hierarchical, in-network (NVLS/SHARP), direct, pairwise");
+  c->add_option(
+      "--algorithm", o.algorithm,
+      "auto, ring, tree, halving-doubling, hierarchical, in-network (NVLS/SHARP), nvls-tree, direct, pairwise");
   c->add_option("--chunks", o.chunks, "Pipeline slices per channel")->check(CLI::Range(1, 4096));
   c->add_option("--channels", o.channels, "Parallel rings/trees")->check(CLI::Range(1, 256));
   c->add_option("--json", o.json, "Write the rows as JSON to FILE");
@@ -128,7 +154,7 @@ void run_collbench(const CollbenchOptions& o, std::ostream& out) {
   const auto algorithm = lowering::algorithm_from_string(o.algorithm);
   if (!algorithm)
     throw InputError(fmt::format("--algorithm {}: unknown", o.algorithm), "--algorithm",
-                     "use auto, ring, tree, halving-doubling, hierarchical, in-network, direct or pairwise");
+                     "use auto, ring, tree, halving-doubling, hierarchical, in-network, nvls-tree, direct or pairwise");
   const units::Bytes min = parse_size(o.min_bytes, "--min-bytes");
   const units::Bytes max = parse_size(o.max_bytes, "--max-bytes");
   const platform::Topology topology = platform::build_topology(cluster, span);
@@ -140,6 +166,7 @@ void run_collbench(const CollbenchOptions& o, std::ostream& out) {
               o.channels,
               report::bus_factor(o.collective, n)};
   bench.policy.algorithms.fill(*algorithm);
+  require_in_network(bench, *algorithm, o.algorithm);
   bench.policy.lowering = *lowering::collective_lowering_from_string(o.collective_lowering);
   report::CollbenchResult result;
   result.platform = cluster.name;

@@ -131,6 +131,8 @@ Scenario load_scenario(const InputText& workload, const InputText& platform,
       error.set_location(locate(is_workload_key(error.key_path()) ? w.document : p.document, error.key_path()));
     throw;
   }
+  located_check(w.document,
+                [&] { hardware::validate_collectives(p.cluster, w.workload.collectives, "training.collectives"); });
   for (const auto& [kind, algorithm] : w.workload.collectives) p.cluster.network.collectives[kind] = algorithm;
   // The host's launch time is the platform's unless the workload names its own (CUDA graphs: 0).
   if (!w.workload.plan.host.launch_time) w.workload.plan.host.launch_time = p.cluster.node.host_launch_time;

@@ -26,11 +26,24 @@ constexpr std::array<std::string_view, 3> node_keys = {"devices", "interconnect"
 constexpr std::array<std::string_view, 6> interconnect_keys = {
     "topology", "bandwidth", "latency", "efficiency", "in_network_efficiency", "in_network_channels"};
 constexpr std::array<std::string_view, 2> cluster_keys = {"nodes", "network"};
-constexpr std::array<std::string_view, 17> network_keys = {
-    "topology",         "bandwidth",         "latency",         "oversubscription", "nodes_per_switch",
-    "efficiency",       "switches_per_pod",  "devices_per_nic", "hop_latency",      "upper_oversubscription",
-    "collectives",      "routing",           "ecmp_seed",       "cross_rail",       "fabric_bandwidth",
-    "torus_dimensions", "switches_per_group"};
+constexpr std::array<std::string_view, 18> network_keys = {"topology",
+                                                           "bandwidth",
+                                                           "latency",
+                                                           "oversubscription",
+                                                           "nodes_per_switch",
+                                                           "efficiency",
+                                                           "switches_per_pod",
+                                                           "devices_per_nic",
+                                                           "hop_latency",
+                                                           "upper_oversubscription",
+                                                           "collectives",
+                                                           "routing",
+                                                           "ecmp_seed",
+                                                           "cross_rail",
+                                                           "fabric_bandwidth",
+                                                           "torus_dimensions",
+                                                           "switches_per_group",
+                                                           "in_network_efficiency"};
 
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
 constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
@@ -167,6 +180,7 @@ hardware::NetworkSpec read_network(const Field& field) {
   if (const auto f = n.optional("devices_per_nic")) network.devices_per_nic = read_count(*f);
   if (const auto f = n.optional("hop_latency")) network.hop_latency = read_duration(*f, "300ns");
   if (const auto f = n.optional("collectives")) network.collectives = read_collectives(*f);
+  if (const auto f = n.optional("in_network_efficiency")) network.in_network_efficiency = read_real(*f);
   read_routed_network(n, network);
   return network;
 }
@@ -215,8 +229,8 @@ ClusterSpec read_platform(const YamlNode& root, std::string_view default_name) {
 /// `collectives: {tensor: ring, data: auto}`: the algorithm per communication kind.
 std::map<std::string, std::string> read_collectives(const Field& field) {
   static constexpr std::array<std::string_view, 4> kinds = {"tensor", "pipeline", "data", "expert"};
-  static constexpr std::array<std::string_view, 7> algorithms = {
-      "auto", "ring", "tree", "halving-doubling", "hierarchical", "in-network", "direct"};
+  static constexpr std::array<std::string_view, 8> algorithms = {
+      "auto", "ring", "tree", "halving-doubling", "hierarchical", "in-network", "direct", "nvls-tree"};
   const MappingReader m(field, kinds);
   std::map<std::string, std::string> out;
   for (std::string_view kind : kinds)

@@ -36,6 +36,10 @@ void validate_network_extras(const ClusterSpec& cluster) {
     throw InputError("node.interconnect.in_network_efficiency must lie in [0, 1]",
                      "node.interconnect.in_network_efficiency",
                      "0 (no in-network reduction) or e.g. 0.85 (NVLS on H100)");
+  if (!(w.in_network_efficiency >= 0 && w.in_network_efficiency <= 1))
+    throw InputError("cluster.network.in_network_efficiency must lie in [0, 1]",
+                     "cluster.network.in_network_efficiency",
+                     "0 (no in-network reduction in the network) or e.g. 0.85 (SHARP, NCCL's CollNet on Hopper)");
   if (cluster.node.in_network_channels < 1 || cluster.node.in_network_channels > max_in_network_channels)
     throw InputError("node.interconnect.in_network_channels must lie in [1, 64]",
                      "node.interconnect.in_network_channels", "e.g. 16 (NCCL's NVLS channels on Hopper)");
@@ -43,7 +47,31 @@ void validate_network_extras(const ClusterSpec& cluster) {
 
 } // namespace
 
+void validate_collectives(const ClusterSpec& cluster, const std::map<std::string, std::string>& collectives,
+                          std::string_view key_prefix) {
+  const bool node_reduces = cluster.node.in_network_efficiency > 0;
+  const bool network_reduces = cluster.network.in_network_efficiency > 0;
+  for (const auto& [kind, algorithm] : collectives) {
+    const std::string key = fmt::format("{}.{}", key_prefix, kind);
+    const bool in_network = algorithm == "in-network" || algorithm == "nvls" || algorithm == "sharp";
+    if (in_network && !node_reduces && !network_reduces)
+      throw InputError(fmt::format("{}: {} needs a switch that reduces, and no switch of this platform does "
+                                   "(node.interconnect.in_network_efficiency and "
+                                   "cluster.network.in_network_efficiency are 0)",
+                                   key, algorithm),
+                       key,
+                       "use auto or ring, or give the platform in-network reduction (e.g. "
+                       "node.interconnect.in_network_efficiency: 0.85 for NVLS on H100)");
+    if (algorithm == "nvls-tree" && !node_reduces)
+      throw InputError(fmt::format("{}: nvls-tree needs NVLS inside the node, and this platform's node switch does "
+                                   "not reduce (node.interconnect.in_network_efficiency is 0)",
+                                   key),
+                       key, "use auto, ring or tree, or set node.interconnect.in_network_efficiency (0.85 on H100)");
+  }
+}
+
 void validate(const ClusterSpec& cluster) {
+  validate_collectives(cluster, cluster.network.collectives, "cluster.network.collectives");
   const DeviceSpec& d = cluster.device;
   // The platform's measured attention implementations: its default names one, or there is one.
   (void)chosen_attention_kernel(d, {});

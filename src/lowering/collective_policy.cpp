@@ -38,6 +38,7 @@ CollectiveContext group_context(const CollectiveNetwork& net, std::span<const De
   c.in_network_reduction = net.in_network_efficiency > 0;
   c.in_network_efficiency = c.in_network_reduction ? net.in_network_efficiency : 1.0;
   c.in_network_channels = net.in_network_channels;
+  c.network_in_network_efficiency = net.network_in_network_efficiency;
   return c;
 }
 
@@ -51,6 +52,8 @@ ScheduleShape group_shape(const CollectiveNetwork& net, std::span<const DeviceId
       g > 0 ? static_cast<int>(std::max<std::int64_t>(1, g / std::max<std::int64_t>(1, net.devices_per_nic))) : 1;
   s.slice_bytes = net.slice_bytes;
   s.in_network_efficiency = net.in_network_efficiency > 0 ? net.in_network_efficiency : 1.0;
+  s.node_in_network = net.in_network_efficiency > 0;
+  s.network_in_network_efficiency = net.network_in_network_efficiency;
   return s;
 }
 

@@ -9,6 +9,9 @@ namespace {
 
 bool spans_nodes(const CollectiveContext& c) { return c.ranks_per_node > 0 && c.ranks_per_node < c.ranks; }
 
+/// The ranks NVLS runs over: the node's share of the group (its heads).
+std::int32_t nvls_ranks(const CollectiveContext& c) { return spans_nodes(c) ? c.ranks_per_node : c.ranks; }
+
 // NCCL src/graph/tuning.cc, tree hwLatencies (us, Simple): NVLink 4.0, network 14; base 8.4.
 constexpr double tree_simple_base = 8.4e-6;
 constexpr double tree_simple_nvlink_hop = 4.0e-6;
@@ -16,6 +19,9 @@ constexpr double tree_simple_network_hop = 14.0e-6;
 // NCCL src/graph/tuning.cc, NVLS hwLatencies (us, Simple): NVLink 25, network 18; base 0.
 constexpr double nvls_nvlink_latency = 25e-6;
 constexpr double nvls_network_latency = 18e-6;
+// NCCL src/graph/tuning.cc, NVLS_TREE hwLatencies (us, Simple): NVLink 25, network 20.9; base 0;
+// latency intra + 2 log2(nodes) x network.
+constexpr double nvls_tree_network_latency = 20.9e-6;
 
 // NCCL's NVLS chunk: NCCL_NVLS_CHUNKSIZE 128 KiB (src/transport/nvls.cc), under the Simple step
 // NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8 = 512 KiB (src/include/comm.h).
@@ -57,13 +63,17 @@ units::Seconds nccl_latency(Algorithm algorithm, Protocol protocol, CollectiveKi
   }
   if (algorithm == Algorithm::in_network && kind == CollectiveKind::all_reduce)
     return units::seconds(nvls_nvlink_latency + (multi ? nvls_network_latency : 0.0));
+  if (algorithm == Algorithm::in_network_tree && kind == CollectiveKind::all_reduce && multi) {
+    const double m = static_cast<double>(c.ranks) / c.ranks_per_node;
+    return units::seconds(nvls_nvlink_latency + 2 * std::floor(std::log2(m)) * nvls_tree_network_latency);
+  }
   return units::seconds(0);
 }
 
 units::Bytes in_network_chunk(units::Bytes size, const CollectiveContext& c) {
   // src/enqueue.cc (calcCollChunking, NCCL_ALGO_NVLS): concurrent ops = channels x heads (the
   // group's ranks); the chunk halves below 64, 8 and 2 rounds of them, down to 16 KiB.
-  const double ops = static_cast<double>(c.in_network_channels) * std::max(1, c.ranks);
+  const double ops = static_cast<double>(c.in_network_channels) * std::max(1, nvls_ranks(c));
   const double s = size.value();
   double chunk = nvls_max_chunk;
   if (s < 64 * ops * chunk && chunk > 65536) chunk = 65536;
@@ -73,10 +83,10 @@ units::Bytes in_network_chunk(units::Bytes size, const CollectiveContext& c) {
 }
 
 units::Seconds in_network_pipeline_fill(units::Bytes size, const CollectiveContext& c) {
-  if (c.ranks <= 1) return units::seconds(0);
+  if (nvls_ranks(c) <= 1) return units::seconds(0); // no NVLS: one rank per node
   // One round moves channels x ranks chunks (all of `size` when it is smaller), at the simulated
-  // in-network rate: each rank's link carries S (1 + 1/n) / e (estimate_time).
-  const double n = c.ranks;
+  // in-network rate: each rank's link carries S (1 + 1/n) / e (estimate_time), n the node's ranks.
+  const double n = nvls_ranks(c);
   const double round =
       std::min(size.value(), static_cast<double>(c.in_network_channels) * n * in_network_chunk(size, c).value());
   const double round_time = round * (1 + 1 / n) / (c.in_network_efficiency * c.intra_bandwidth.value());
@@ -93,7 +103,8 @@ units::Seconds estimate_with_protocol(Algorithm algorithm, CollectiveKind kind, 
 
 ProtocolChoice choose_protocol(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                const CollectiveContext& c) {
-  const bool nvls = algorithm == Algorithm::in_network && kind == CollectiveKind::all_reduce;
+  const bool nvls = (algorithm == Algorithm::in_network || algorithm == Algorithm::in_network_tree) &&
+                    kind == CollectiveKind::all_reduce;
   const auto choice = [&](Protocol p) {
     const units::Seconds fill = nvls ? in_network_pipeline_fill(size, c) : units::seconds(0);
     return ProtocolChoice{p, nccl_latency(algorithm, p, kind, c) + fill, protocol_cost(p).bandwidth_fraction};

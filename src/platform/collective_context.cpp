@@ -38,6 +38,7 @@ lowering::CollectiveNetwork collective_network(const Topology& t) {
   n.inter_latency = t.devices > t.devices_per_node ? t.route_latency(0, t.devices_per_node) : n.intra_latency;
   n.in_network_efficiency = t.in_network_efficiency;
   n.in_network_channels = t.in_network_channels;
+  n.network_in_network_efficiency = t.network_in_network_efficiency;
   return n;
 }
 

@@ -207,6 +207,7 @@ Topology build_topology(const hardware::ClusterSpec& cluster, std::int64_t devic
   t.devices_per_nic = cluster.network.devices_per_nic;
   t.in_network_efficiency = cluster.node.in_network_efficiency;
   t.in_network_channels = cluster.node.in_network_channels;
+  t.network_in_network_efficiency = cluster.network.in_network_efficiency;
   t.device_link = node_link_model(cluster.node);
   t.nic_link = {nic.bandwidth * nic.efficiency, nic.latency / 2.0};
   // By default fabric links carry no latency, so every inter-node route has exactly the configured

@@ -38,7 +38,8 @@ struct Case {
   const char* algorithm;
   const char* size;
   double bytes;
-  const char* runs; // the algorithm that must have run
+  const char* runs;     // the algorithm that must have run
+  const char* set = ""; // one more platform key, KEY=VALUE
 };
 
 struct Timed {
@@ -47,8 +48,9 @@ struct Timed {
 };
 
 hardware::ClusterSpec cluster_of(const Case& c) {
-  return config::parse_platform(config::read_input(test::source_file(c.platform)),
-                                {"cluster.nodes=" + std::to_string(c.nodes)});
+  std::vector<std::string> overrides = {"cluster.nodes=" + std::to_string(c.nodes)};
+  if (*c.set != '\0') overrides.emplace_back(c.set);
+  return config::parse_platform(config::read_input(test::source_file(c.platform)), overrides);
 }
 
 /// The members as collbench's --per-node places them: spread evenly over each node's devices.
@@ -61,10 +63,27 @@ std::vector<lowering::DeviceId> members(const Case& c, std::int64_t node_devices
 }
 
 Timed collbench(const Case& c, const test::TempDir& dir) {
-  const auto r = test::run_command_line(
-      {"collbench", "--platform", test::source_file(c.platform), "--set", "cluster.nodes=" + std::to_string(c.nodes),
-       "--devices", std::to_string(c.ranks), "--per-node", std::to_string(c.per_node), "--collective", c.collective,
-       "--algorithm", c.algorithm, "-b", c.size, "-e", c.size, "--json", dir.file("bench.json")});
+  std::vector<std::string> args = {"collbench",
+                                   "--platform",
+                                   test::source_file(c.platform),
+                                   "--set",
+                                   "cluster.nodes=" + std::to_string(c.nodes),
+                                   "--devices",
+                                   std::to_string(c.ranks),
+                                   "--per-node",
+                                   std::to_string(c.per_node),
+                                   "--collective",
+                                   c.collective,
+                                   "--algorithm",
+                                   c.algorithm,
+                                   "-b",
+                                   c.size,
+                                   "-e",
+                                   c.size,
+                                   "--json",
+                                   dir.file("bench.json")};
+  if (*c.set != '\0') args.insert(args.end(), {"--set", c.set});
+  const auto r = test::run_command_line(args);
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto j = nlohmann::json::parse(test::read_text(dir.file("bench.json")));
   REQUIRE(j["rows"].size() == 1);
@@ -135,6 +154,12 @@ TEST_CASE("run and collbench agree within 2% on every collective: inside a node,
        model::Collective::all_reduce, "auto", "1MiB", mib, "tree"},
       {"NCCL's tree, 4 per node", "platforms/dgx-h100.yaml", 4, 4, 16, "all-reduce", model::Collective::all_reduce,
        "tree", "32MiB", 32 * mib, "tree"},
+      {"NVLS_TREE, 8 per node", "platforms/dgx-h100.yaml", 4, 8, 32, "all-reduce", model::Collective::all_reduce,
+       "nvls-tree", "256MiB", 256 * mib, "nvls-tree"},
+      {"NVLS and SHARP, 8 per node", "platforms/dgx-h100.yaml", 4, 8, 32, "all-reduce", model::Collective::all_reduce,
+       "auto", "256MiB", 256 * mib, "in-network", "cluster.network.in_network_efficiency=0.85"},
+      {"SHARP, one GPU per node", "platforms/dgx-h100.yaml", 8, 1, 8, "all-reduce", model::Collective::all_reduce,
+       "in-network", "64MiB", 64 * mib, "in-network", "cluster.network.in_network_efficiency=0.85"},
   };
   const test::TempDir dir("agreement");
   for (const Case& c : cases) {

@@ -129,3 +129,29 @@ TEST_CASE("the JSON summary counts the collectives per kind and algorithm, the t
   CHECK(named);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("an in-network reduction where no switch reduces is refused, in run and in collbench") {
+  // DGX A100: neither the NVSwitch (no NVLS) nor the network (no SHARP) reduces.
+  const auto run = test::run_command_line(test::small_run({"--set", "training.collectives.data=in-network"}));
+  CHECK(run.code == 2);
+  CHECK(test::contains(run.err, "training.collectives.data"));
+  CHECK(test::contains(run.err, "in_network_efficiency"));
+  const auto tree = test::run_command_line(test::small_run({"--set", "cluster.network.collectives.tensor=nvls-tree"}));
+  CHECK(tree.code == 2);
+  CHECK(test::contains(tree.err, "cluster.network.collectives.tensor"));
+  const auto bench = test::run_command_line({"collbench", "--algorithm", "in-network", "-b", "8MiB", "-e", "8MiB"});
+  CHECK(bench.code == 2);
+  CHECK(test::contains(bench.err, "no switch reduces"));
+  // Across nodes NVLS alone is not enough: the network must reduce too (SHARP).
+  const auto across = test::run_command_line({"collbench", "--platform", test::source_file("platforms/dgx-h100.yaml"),
+                                              "--set", "cluster.nodes=2", "--devices", "16", "--algorithm",
+                                              "in-network", "-b", "8MiB", "-e", "8MiB"});
+  CHECK(across.code == 2);
+  CHECK(test::contains(across.err, "cluster.network.in_network_efficiency"));
+  const auto sharp =
+      test::run_command_line({"collbench", "--platform", test::source_file("platforms/dgx-h100.yaml"), "--set",
+                              "cluster.nodes=2", "--devices", "16", "--algorithm", "in-network", "-b", "8MiB", "-e",
+                              "8MiB", "--set", "cluster.network.in_network_efficiency=0.85"});
+  CHECK(sharp.code == 0);
+  CHECK(test::contains(sharp.out, "in-network"));
+}

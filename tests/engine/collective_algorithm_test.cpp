@@ -125,3 +125,53 @@ TEST_CASE("hierarchical all-reduce beats a flat ring across nodes for large mess
   const double flat = simulate_collective(topology, Algorithm::ring, CollectiveKind::all_reduce, S, 8, shape);
   CHECK(hierarchical < flat);
 }
+
+TEST_CASE("SHARP across nodes: each head's share S / g once up its NIC and once down, with NVLS inside") {
+  ClusterLinks links; // 2 nodes x 4 devices, NVLink 300 GB/s, NIC 25 GB/s
+  links.nodes = 4;
+  const auto topology = make_topology(links);
+  const double bn = links.node_bandwidth.value(), ln = links.node_latency.value();
+  const double bnic = links.nic_bandwidth.value(), lnet = links.network_latency.value();
+  lowering::ScheduleShape shape;
+  shape.ranks_per_node = 4;
+  shape.in_network_efficiency = 0.85;
+  shape.network_in_network_efficiency = 0.8;
+  // NVLS inside each node (S (1 + 1/4) / 0.85 per rank) and each rank's quarter through the
+  // network's switches (S / 4 / 0.8 per NIC), at once: the slower of the two.
+  const double nvls = S * (1.0 + 1.0 / 4) / 0.85 / bn + ln;
+  const double sharp = S / 4 / 0.8 / bnic + lnet;
+  CHECK(simulate_collective(topology, Algorithm::in_network, CollectiveKind::all_reduce, S, 16, shape) ==
+        doctest::Approx(std::max(nvls, sharp)).epsilon(1e-8));
+  // One rank per node: no NVLS, the network's switches alone.
+  lowering::ScheduleShape one = shape;
+  one.ranks_per_node = 1;
+  one.node_in_network = false;
+  ClusterLinks single = links;
+  single.devices_per_node = 1;
+  CHECK(simulate_collective(make_topology(single), Algorithm::in_network, CollectiveKind::all_reduce, S, 4, one) ==
+        doctest::Approx(S / 0.8 / bnic + lnet).epsilon(1e-8));
+  // Without SHARP in the network it does not apply across nodes, and falls back to the ring.
+  shape.network_in_network_efficiency = 0;
+  CHECK(lowering::scheduled_algorithm(Algorithm::in_network, CollectiveKind::all_reduce, [&] {
+          auto s = shape;
+          s.ranks = 16;
+          return s;
+        }()) == Algorithm::ring);
+}
+
+TEST_CASE("NVLS_TREE: NVLS inside each node and a tree of each head's share between nodes") {
+  ClusterLinks links;
+  links.nodes = 2;
+  const auto topology = make_topology(links);
+  const double bn = links.node_bandwidth.value(), ln = links.node_latency.value();
+  const double bnic = links.nic_bandwidth.value(), lnet = links.network_latency.value();
+  lowering::ScheduleShape shape;
+  shape.ranks_per_node = 4;
+  shape.in_network_efficiency = 0.85;
+  // Two nodes: the tree of each head's S / 4 is a chain of two, up and down one link per half
+  // (the two trees run opposite ways): S / 4 / 2 each way per tree, S / 4 on each NIC each way.
+  const double nvls = S * (1.0 + 1.0 / 4) / 0.85 / bn + ln;
+  const double tree = S / 4 / bnic + 2 * lnet; // one slice up, one down (no slicing: slice_bytes 0)
+  CHECK(simulate_collective(topology, Algorithm::in_network_tree, CollectiveKind::all_reduce, S, 8, shape) ==
+        doctest::Approx(std::max(nvls, tree)).epsilon(1e-6));
+}

@@ -106,6 +106,9 @@ struct NetworkSpec {
   units::Seconds hop_latency;          // per fabric link crossed (switch + cable), beyond `link.latency`
   Routing routing = Routing::ideal;
   std::uint64_t ecmp_seed = 0; // mixed into every ECMP hash (another job, another placement)
+  /// The scale-out switches reduce (InfiniBand SHARP, NCCL's CollNet) when > 0: the share of the
+  /// NIC's rate an in-network all-reduce reaches (docs/network.md, "In-network reduction").
+  double in_network_efficiency = 0.0;
   CrossRail cross_rail = CrossRail::pxn;
   /// Per fabric link and direction (switch to switch, torus neighbours); 0: a node's NICs together.
   units::ByteRate fabric_bandwidth;

@@ -29,6 +29,7 @@ enum class Algorithm : std::uint8_t {
   in_network,       // switch reduces (NVLink SHARP "NVLS", InfiniBand SHARP): each rank sends once
   direct,           // every pair at once (all-to-all; reduce-scatter/all-gather on a mesh)
   pairwise,         // all-to-all: n - 1 rounds of one partner each
+  in_network_tree,  // NCCL's NVLS_TREE: NVLS inside each node, a tree of each NIC's share between nodes
 };
 
 [[nodiscard]] std::string_view to_string(CollectiveKind k);
@@ -76,6 +77,12 @@ struct ScheduleShape {
   /// In-network reduction: wire bytes per payload byte beyond the ideal (1 / efficiency; NCCL's
   /// tuner uses an NVLS efficiency of 0.85 on Hopper and 0.74 on Blackwell, src/graph/tuning.cc).
   double in_network_efficiency = 1.0;
+  /// Whether the node's switch reduces (NVLS): in-network reduction inside a node needs it. True
+  /// where no network is known (tests of the schedules alone).
+  bool node_in_network = true;
+  /// The scale-out switches reduce (InfiniBand SHARP) at this share of the NIC's rate; 0: they do
+  /// not, and an in-network reduction cannot span nodes.
+  double network_in_network_efficiency = 0.0;
   /// Rings (reduce-scatter, all-gather, all-reduce) as one message per ring link and channel
   /// carrying the whole step sequence's bytes (collective_lowering.hpp); other algorithms ignore it.
   bool coarse = false;

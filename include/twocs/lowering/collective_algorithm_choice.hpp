@@ -21,7 +21,8 @@ struct CollectiveContext {
   units::Seconds inter_latency;         // one message across the network
   bool in_network_reduction = false;    // the node's switch reduces (NVLS)
   double in_network_efficiency = 1.0;
-  std::int32_t in_network_channels = 16; // NCCL's NVLS channels (hardware::NodeSpec)
+  std::int32_t in_network_channels = 16;      // NCCL's NVLS channels (hardware::NodeSpec)
+  double network_in_network_efficiency = 0.0; // the scale-out switches reduce (SHARP) when > 0
 };
 
 /// Estimated time of `algorithm` on an idle network (the closed forms of docs/network.md).

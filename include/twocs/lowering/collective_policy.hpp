@@ -21,13 +21,14 @@ namespace twocs::lowering {
 struct CollectiveNetwork {
   std::int64_t devices_per_node = 1; // devices i and j share a node when i / g == j / g
   std::int64_t devices_per_nic = 1;
-  units::ByteRate intra_bandwidth;       // a device's links into its node's fabric, all together
-  units::ByteRate intra_pair_bandwidth;  // between one pair of devices of a node
-  units::Seconds intra_latency;          // one message within a node
-  units::ByteRate inter_bandwidth;       // a device's share of the network (its NIC)
-  units::Seconds inter_latency;          // one message across the network
-  double in_network_efficiency = 0.0;    // the node's switch reduces (NVLS) when > 0
-  std::int32_t in_network_channels = 16; // NCCL's NVLS channels (hardware::NodeSpec)
+  units::ByteRate intra_bandwidth;            // a device's links into its node's fabric, all together
+  units::ByteRate intra_pair_bandwidth;       // between one pair of devices of a node
+  units::Seconds intra_latency;               // one message within a node
+  units::ByteRate inter_bandwidth;            // a device's share of the network (its NIC)
+  units::Seconds inter_latency;               // one message across the network
+  double in_network_efficiency = 0.0;         // the node's switch reduces (NVLS) when > 0
+  std::int32_t in_network_channels = 16;      // NCCL's NVLS channels (hardware::NodeSpec)
+  double network_in_network_efficiency = 0.0; // the scale-out switches reduce (SHARP) when > 0
   /// NCCL's Simple step buffer: NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8 (src/include/comm.h).
   double slice_bytes = 512.0 * 1024;
 };

@@ -57,6 +57,7 @@ struct Topology {
   hardware::SpeedVariation speed_variation; // the device's, for the engine
   double in_network_efficiency = 0.0;       // the node switch reduces (NVLS) when > 0
   std::int32_t in_network_channels = 16;    // NCCL's channels for it (hardware::NodeSpec)
+  double network_in_network_efficiency = 0; // the scale-out switches reduce (SHARP) when > 0
   RoutedFabric routed;                      // kind none: the SimGrid fat tree `fabric` above
   hardware::CrossRail cross_rail = hardware::CrossRail::pxn;
 

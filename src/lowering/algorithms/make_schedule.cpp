@@ -11,11 +11,20 @@ namespace {
 
 constexpr std::array<std::string_view, 6> kind_names = {"all-reduce", "reduce-scatter", "all-gather",
                                                         "all-to-all", "broadcast",      "send-recv"};
-constexpr std::array<std::string_view, 8> algorithm_names = {"auto",         "ring",       "tree",   "halving-doubling",
-                                                             "hierarchical", "in-network", "direct", "pairwise"};
+constexpr std::array<std::string_view, 9> algorithm_names = {
+    "auto", "ring", "tree", "halving-doubling", "hierarchical", "in-network", "direct", "pairwise", "nvls-tree"};
 
 bool hierarchical_applies(const ScheduleShape& s) {
   return s.ranks_per_node > 1 && s.ranks_per_node < s.ranks && s.ranks % s.ranks_per_node == 0;
+}
+
+bool spans_nodes(const ScheduleShape& s) { return s.ranks_per_node > 0 && s.ranks_per_node < s.ranks; }
+
+/// NVLS inside a node needs the node's switch to reduce; across nodes the network's switches
+/// must (SHARP), and the node's too where a node holds several ranks (in_network.cpp).
+bool in_network_applies(const ScheduleShape& s) {
+  if (!spans_nodes(s)) return s.node_in_network;
+  return s.network_in_network_efficiency > 0 && (s.ranks_per_node == 1 || s.node_in_network);
 }
 
 } // namespace
@@ -63,7 +72,10 @@ Algorithm scheduled_algorithm(Algorithm algorithm, CollectiveKind kind, const Sc
     if ((algorithm == Algorithm::tree && all_reduce) ||
         (algorithm == Algorithm::halving_doubling && reduction_or_gather && detail::is_power_of_two(shape.ranks)) ||
         (algorithm == Algorithm::hierarchical && reduction_or_gather && hierarchical_applies(shape)) ||
-        (algorithm == Algorithm::in_network && all_reduce) || (algorithm == Algorithm::direct && reduction_or_gather))
+        (algorithm == Algorithm::in_network && all_reduce && in_network_applies(shape)) ||
+        (algorithm == Algorithm::in_network_tree && all_reduce && hierarchical_applies(shape) &&
+         shape.node_in_network) ||
+        (algorithm == Algorithm::direct && reduction_or_gather))
       return algorithm;
   }
   return Algorithm::ring;
@@ -80,6 +92,7 @@ CollectiveSchedule build_schedule(Algorithm algorithm, CollectiveKind kind, unit
   case Algorithm::halving_doubling: return halving_doubling_schedule(kind, size, shape);
   case Algorithm::hierarchical: return hierarchical_schedule(kind, size, shape);
   case Algorithm::in_network: return in_network_schedule(size, shape);
+  case Algorithm::in_network_tree: return in_network_tree_schedule(size, shape);
   case Algorithm::direct: return direct_schedule(algorithm, kind, size, shape);
   default: return ring_schedule(kind, size, shape);
   }
@@ -103,7 +116,9 @@ CollectiveSchedule make_schedule(Algorithm algorithm, CollectiveKind kind, units
 units::Bytes bytes_each_rank_sends(CollectiveKind kind, Algorithm algorithm, units::Bytes size, std::int32_t ranks) {
   if (ranks <= 1) return units::Bytes(0);
   const double n = ranks;
-  if (algorithm == Algorithm::in_network && kind == CollectiveKind::all_reduce) return size;
+  if ((algorithm == Algorithm::in_network || algorithm == Algorithm::in_network_tree) &&
+      kind == CollectiveKind::all_reduce)
+    return size;
   switch (kind) {
   case CollectiveKind::all_reduce: return size * (2.0 * (n - 1) / n);
   case CollectiveKind::reduce_scatter:

@@ -33,6 +33,7 @@ CollectiveSchedule tree_schedule(units::Bytes size, const ScheduleShape& shape);
 CollectiveSchedule halving_doubling_schedule(CollectiveKind kind, units::Bytes size, const ScheduleShape& shape);
 CollectiveSchedule hierarchical_schedule(CollectiveKind kind, units::Bytes size, const ScheduleShape& shape);
 CollectiveSchedule in_network_schedule(units::Bytes size, const ScheduleShape& shape);
+CollectiveSchedule in_network_tree_schedule(units::Bytes size, const ScheduleShape& shape);
 CollectiveSchedule direct_schedule(Algorithm algorithm, CollectiveKind kind, units::Bytes size,
                                    const ScheduleShape& shape);
 
