@@ -217,6 +217,21 @@ TEST_CASE("a plan larger than the cluster: located at training.parallelism of th
   CHECK(dtype.key_path() == "training.dtype");
 }
 
+TEST_CASE("a plan larger than the cluster shows every degree of its device count") {
+  // Context parallelism multiplies the devices; the expert degree shares the stage's ranks.
+  const auto e = test::input_error_of([] {
+    (void)config::load_scenario({"w.yaml", test::small_workload}, {"p.yaml", test::small_platform},
+                                {"training.parallelism.context=4", "training.attention=fused"});
+  });
+  CHECK(contains(e.problem(), "the plan needs 32 devices (tensor 2 x context 4 x pipeline 2 x data 2) but the "
+                              "cluster has 8"));
+  model::Parallelism p;
+  p.tensor = 2;
+  p.data = 4;
+  p.expert = 8;
+  CHECK(model::describe_degrees(p) == "tensor 2 x pipeline 1 x data 4, expert 8 among them");
+}
+
 TEST_CASE("a platform inconsistency found by hardware::validate is located in the platform") {
   const auto e = platform_error(test::small_platform, {"device.operator_model.gemm_efficiency=1.5"});
   CHECK(where(e) == "--set device.operator_model.gemm_efficiency=1.5:1:39");
