@@ -258,8 +258,7 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
   ChosenPlan chosen = choose_plan(options, scenario, *cost_model, log);
   const model::TrainingPlan& plan = chosen.plan;
   const auto& par = plan.parallelism;
-  log.info("{} on {}: {} devices (tensor {}{} x pipeline {} x data {})", model.name, cluster.name, plan.world_size(),
-           par.tensor, par.context > 1 ? fmt::format(" x context {}", par.context) : "", par.pipeline, par.data);
+  log.info("{} on {}: {} devices ({})", model.name, cluster.name, plan.world_size(), model::describe_degrees(par));
 
   check_trace_filter(options.trace_filter, plan.world_size());
   const auto memory = analysis::summarize_memory(model, plan, cluster);

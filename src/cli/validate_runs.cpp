@@ -31,6 +31,7 @@ config::Scenario load(const ValidationRun& run, const ValidateOptions& options) 
   try {
     return config::load_scenario({run.workload, run.platform, overrides});
   } catch (InputError& e) {
+    config::locate_in_validation_file(e, run); // a bad `set:` entry at its line in the file
     if (!e.location()) e.set_location(run.where);
     throw;
   }

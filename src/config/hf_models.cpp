@@ -105,7 +105,7 @@ HfModel deepseek_like(const HfReader& r) {
   HfModel m = llama_like(r);
   m.head_dim = 0;
   read_deepseek_moe(r, m);
-  const std::int64_t q_lora = r.optional("q_lora_rank").value_or(0);
+  const std::int64_t q_lora = r.count_or_zero("q_lora_rank");
   const std::int64_t kv_lora = r.required("kv_lora_rank");
   const std::int64_t nope = r.required("qk_nope_head_dim");
   const std::int64_t rope = r.required("qk_rope_head_dim");

@@ -25,12 +25,9 @@ struct HfReader {
   [[noreturn]] void fail(std::string_view key, const std::string& problem, const std::string& fix) const;
   /// A whole number that may be 0 (shared experts, dense first layers, MTP depths: Kimi K2 has
   /// num_nextn_predict_layers 0); absent or null is 0.
-  [[nodiscard]] std::int64_t count_or_zero(const char* key) const {
-    const auto it = j.find(key);
-    if (it != j.end() && it->is_number_integer() && it->get<std::int64_t>() == 0) return 0;
-    return optional(key).value_or(0);
-  }
-  [[nodiscard]] std::optional<std::int64_t> optional(const char* key) const {
+  [[nodiscard]] std::int64_t count_or_zero(const char* key) const { return optional(key, 0).value_or(0); }
+  /// A whole number of at least `low` (1: a count), or none when absent or null.
+  [[nodiscard]] std::optional<std::int64_t> optional(const char* key, std::int64_t low = 1) const {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return std::nullopt;
     if (!it->is_number_integer())
@@ -39,8 +36,11 @@ struct HfReader {
     if (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t{1} << 62)
       fail(key, fmt::format("field '{}' = {} is too large for any model", key, it->dump()),
            "check the config.json value");
-    if (it->get<std::int64_t>() <= 0)
-      fail(key, fmt::format("field '{}' must be positive, got {}", key, it->dump()), "check the config.json value");
+    if (it->get<std::int64_t>() < low)
+      fail(key,
+           low == 1 ? fmt::format("field '{}' must be positive, got {}", key, it->dump())
+                    : fmt::format("field '{}' must be at least {}, got {}", key, low, it->dump()),
+           low == 1 ? "check the config.json value" : fmt::format("check the config.json value: at least {}", low));
     return it->get<std::int64_t>();
   }
   [[nodiscard]] std::int64_t required(const char* key) const {

@@ -150,7 +150,18 @@ Workload parse_workload(const InputText& workload, const std::vector<std::string
 }
 
 hardware::ClusterSpec parse_platform(const InputText& platform, const std::vector<std::string>& overrides) {
-  return load_platform(platform, detail::parse_overrides(overrides)).cluster;
+  const std::vector<Override> parsed = detail::parse_overrides(overrides);
+  for (const Override& o : parsed) {
+    if (o.target != InputKind::workload) continue;
+    InputError error(fmt::format("--set key '{}' sets the workload, but this command reads only a platform",
+                                 o.argument.substr(0, o.argument.find('='))),
+                     {},
+                     "remove it: set name, device.*, node.*, cluster.* or whatif.* keys here; model.* and "
+                     "training.* keys belong to twocs run");
+    error.set_location(o.at(1));
+    throw error;
+  }
+  return load_platform(platform, parsed).cluster;
 }
 
 InputText read_input(const std::filesystem::path& path) {

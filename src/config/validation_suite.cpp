@@ -28,16 +28,16 @@ constexpr std::array<std::string_view, 2> layer_keys = {"forward", "backward"};
 constexpr std::array<std::string_view, 2> kind_names = {"iteration", "layer"};
 constexpr std::array kind_values = {ValidationKind::iteration, ValidationKind::layer};
 
-std::vector<std::string> read_overrides(const Field& field) {
-  std::vector<std::string> overrides;
+void read_overrides(const Field& field, ValidationRun& run) {
   for (const Field& item : detail::read_list(field)) {
     std::string text = detail::read_text(item);
     if (text.find('=') == std::string::npos)
       detail::fail_at(item.where(), item.path, fmt::format("'{}' is not KEY=VALUE", text),
                       "write each override as in `twocs run --set`, e.g. cluster.network.bandwidth=6.25GB/s");
-    overrides.push_back(std::move(text));
+    const bool plain = !item.value->quoted && text.find('\n') == std::string::npos;
+    run.override_origins.push_back({item.where(), plain});
+    run.overrides.push_back(std::move(text));
   }
-  return overrides;
 }
 
 double read_positive_rate(const Field& field, std::string_view example) {
@@ -79,7 +79,7 @@ ValidationRun read_run(const Field& field, const std::filesystem::path& base_dir
   if (const auto f = r.optional("kind")) run.kind = detail::read_enum(*f, kind_names, kind_values);
   run.workload = base_dir / detail::read_text(r.required("workload", "megatron-sc21-t1-1.7b.yaml"));
   run.platform = base_dir / detail::read_text(r.required("platform", "../../platforms/dgx-a100-80gb.yaml"));
-  if (const auto f = r.optional("set")) run.overrides = read_overrides(*f);
+  if (const auto f = r.optional("set")) read_overrides(*f, run);
   if (const auto f = r.optional("fold")) run.fold = detail::read_enum(*f, fold_names, fold_values);
   const Field measured = r.required("measured", "{iteration_time: 3.53s}");
   if (run.kind == ValidationKind::iteration)
@@ -90,6 +90,18 @@ ValidationRun read_run(const Field& field, const std::filesystem::path& base_dir
 }
 
 } // namespace
+
+void locate_in_validation_file(InputError& error, const ValidationRun& run) {
+  const auto& at = error.location();
+  if (!at) return;
+  for (std::size_t i = 0; i < run.overrides.size(); ++i) {
+    if (at->file != "--set " + run.overrides[i]) continue;
+    SourceLocation where = run.override_origins[i].where;
+    if (run.override_origins[i].plain) where.column += at->column - 1;
+    error.set_location(std::move(where));
+    return;
+  }
+}
 
 ValidationSuite parse_validation_suite(const std::string& name, const std::string& text,
                                        const std::filesystem::path& base_dir) {

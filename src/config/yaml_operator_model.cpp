@@ -20,6 +20,11 @@ constexpr std::array<std::string_view, 6> measured_keys = {"op", "shape", "dtype
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
 constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
 
+/// Far beyond any device (an H100 has 132 SMs, cuBLAS tiles are at most 256 wide), so that tile
+/// and wave counts stay small.
+constexpr std::int64_t max_compute_units = std::int64_t{1} << 20;
+constexpr std::int64_t max_tile_side = std::int64_t{1} << 16;
+
 /// A fraction in (0, 1]: an efficiency.
 double read_fraction(const Field& f) {
   const double value = read_real(f);
@@ -34,9 +39,9 @@ std::vector<hardware::GemmTile> read_tiles(const Field& field) {
   for (const Field& item : read_list(field)) {
     const MappingReader t(item, tile_keys);
     hardware::GemmTile tile;
-    tile.m = read_count(t.required("m", "256"));
-    tile.n = read_count(t.required("n", "128"));
-    tile.k = read_count(t.required("k", "32"));
+    tile.m = read_count_up_to(t.required("m", "256"), max_tile_side);
+    tile.n = read_count_up_to(t.required("n", "128"), max_tile_side);
+    tile.k = read_count_up_to(t.required("k", "32"), max_tile_side);
     if (const auto f = t.optional("efficiency")) tile.efficiency = read_fraction(*f);
     tiles.push_back(tile);
   }
@@ -99,7 +104,7 @@ OperatorModelParams read_operator_model(const Field& field) {
   if (const auto f = m.optional("memory_efficiency")) p.roofline.memory_efficiency = read_fraction(*f);
   if (const auto f = m.optional("kernel_overhead")) p.roofline.kernel_overhead = read_duration(*f, "4us");
   auto& k = p.kernels;
-  if (const auto f = m.optional("compute_units")) k.compute_units = read_count(*f);
+  if (const auto f = m.optional("compute_units")) k.compute_units = read_count_up_to(*f, max_compute_units);
   if (const auto f = m.optional("gemm_tiles")) k.gemm_tiles = read_tiles(*f);
   if (const auto f = m.optional("gemm_k_half")) {
     k.gemm_k_half = read_real(*f);

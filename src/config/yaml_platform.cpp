@@ -65,14 +65,6 @@ constexpr std::array cross_rail_values = {hardware::CrossRail::pxn, hardware::Cr
 constexpr std::int64_t max_devices_per_node = 1 << 16;
 constexpr std::int64_t max_nodes = 1 << 24;
 
-std::int64_t read_count_up_to(const Field& f, std::int64_t limit) {
-  const std::int64_t count = read_count(f);
-  if (count > limit)
-    fail_at(f.where(), f.path, fmt::format("{} = {} is beyond what twocs models (at most {})", f.path, count, limit),
-            "check the value: it is larger than any machine built");
-  return count;
-}
-
 std::map<model::Dtype, units::FlopRate> read_peak_flops(const Field& field) {
   std::map<model::Dtype, units::FlopRate> peaks;
   for (const auto& [key, value] : read_entries(field)) {
@@ -146,7 +138,7 @@ hardware::NodeSpec read_node(const Field& field) {
 /// The keys of the routed networks (docs/network.md, section 2): routing, rails, tori, dragonflies.
 void read_routed_network(const MappingReader& n, hardware::NetworkSpec& network) {
   if (const auto f = n.optional("routing")) network.routing = read_enum(*f, routing_names, routing_values);
-  if (const auto f = n.optional("ecmp_seed")) network.ecmp_seed = static_cast<std::uint64_t>(read_count(*f));
+  if (const auto f = n.optional("ecmp_seed")) network.ecmp_seed = static_cast<std::uint64_t>(read_count_or_zero(*f));
   if (const auto f = n.optional("cross_rail")) network.cross_rail = read_enum(*f, cross_rail_names, cross_rail_values);
   if (const auto f = n.optional("fabric_bandwidth")) network.fabric_bandwidth = read_byte_rate(*f, "50GB/s");
   if (const auto f = n.optional("switches_per_group")) network.switches_per_group = read_count_up_to(*f, max_nodes);
@@ -175,9 +167,10 @@ hardware::NetworkSpec read_network(const Field& field) {
   if (const auto f = n.optional("oversubscription")) network.oversubscription = read_real(*f);
   if (const auto f = n.optional("nodes_per_switch")) network.nodes_per_switch = read_count_up_to(*f, max_nodes);
   if (const auto f = n.optional("efficiency")) network.link.efficiency = read_real(*f);
-  if (const auto f = n.optional("switches_per_pod")) network.switches_per_pod = read_count(*f);
+  if (const auto f = n.optional("switches_per_pod")) network.switches_per_pod = read_count_up_to(*f, max_nodes, 0);
   if (const auto f = n.optional("upper_oversubscription")) network.upper_oversubscription = read_real(*f);
-  if (const auto f = n.optional("devices_per_nic")) network.devices_per_nic = read_count(*f);
+  if (const auto f = n.optional("devices_per_nic"))
+    network.devices_per_nic = read_count_up_to(*f, max_devices_per_node);
   if (const auto f = n.optional("hop_latency")) network.hop_latency = read_duration(*f, "300ns");
   if (const auto f = n.optional("collectives")) network.collectives = read_collectives(*f);
   if (const auto f = n.optional("in_network_efficiency")) network.in_network_efficiency = read_real(*f);

@@ -1,5 +1,6 @@
 #include "yaml_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -38,6 +39,45 @@ std::optional<double> parse_real(std::string_view text) {
   auto [ptr, ec] = std::from_chars(text.data(), end, number);
   if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
   return number;
+}
+
+/// The fix for a real number where a whole number of at least `low` belongs: the whole numbers
+/// nearest to it that a count may be, never the rejected value itself.
+std::string whole_number_fix(std::optional<double> real, std::int64_t low) {
+  constexpr double beyond = 9223372036854775808.0; // 2^63: no count reaches it
+  if (!real || !std::isfinite(*real)) return "write a whole number, e.g. 8";
+  if (std::fabs(*real) >= beyond)
+    return fmt::format("counts are whole numbers of at most {}: check the value",
+                       std::numeric_limits<std::int64_t>::max());
+  const double below = std::max(std::floor(*real), static_cast<double>(low));
+  const double above = std::max(std::ceil(*real), static_cast<double>(low));
+  if (below == above) return fmt::format("counts are whole numbers: write {:.0f}", below);
+  return fmt::format("counts are whole numbers: write {:.0f} or {:.0f}", below, above);
+}
+
+/// A whole number of at least `low` (1 for counts, 0 where none is allowed).
+std::int64_t read_whole(const Field& f, std::int64_t low) {
+  const YamlNode& v = need_scalar(f, "a whole number");
+  if (v.is_string)
+    fail_at(f.where(), f.path, fmt::format("{} must be a whole number, got {}", f.path, describe(v)),
+            is_integer_text(v.scalar) ? fmt::format("write {} without quotes", v.scalar)
+                                      : std::string("write a whole number, e.g. 8"));
+  if (!is_integer_text(v.scalar))
+    fail_at(f.where(), f.path, fmt::format("{} must be a whole number, got {}", f.path, describe(v)),
+            whole_number_fix(parse_real(v.scalar), low));
+  std::string_view digits = v.scalar;
+  if (digits[0] == '+') digits.remove_prefix(1);
+  std::int64_t count = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
+  if (ec != std::errc())
+    fail_at(f.where(), f.path, fmt::format("{} = {} is too large", f.path, v.scalar),
+            fmt::format("give a count below {}", std::numeric_limits<std::int64_t>::max()));
+  if (count < low && low == 1)
+    fail_at(f.where(), f.path, fmt::format("{} must be positive, got {}", f.path, count), "give a count of at least 1");
+  if (count < low)
+    fail_at(f.where(), f.path, fmt::format("{} must be at least {}, got {}", f.path, low, count),
+            fmt::format("give a whole number of at least {}", low));
+  return count;
 }
 
 std::string last_segment(const std::string& path) {
@@ -102,28 +142,15 @@ Field MappingReader::required(std::string_view key, std::string_view example) co
           fmt::format("add '{}: {}'", key, example));
 }
 
-std::int64_t read_count(const Field& f) {
-  const YamlNode& v = need_scalar(f, "a whole number");
-  if (v.is_string)
-    fail_at(f.where(), f.path, fmt::format("{} must be a whole number, got {}", f.path, describe(v)),
-            is_integer_text(v.scalar) ? fmt::format("write {} without quotes", v.scalar)
-                                      : std::string("write a whole number, e.g. 8"));
-  if (!is_integer_text(v.scalar)) {
-    const auto real = parse_real(v.scalar);
-    fail_at(f.where(), f.path, fmt::format("{} must be a whole number, got {}", f.path, describe(v)),
-            real && std::isfinite(*real)
-                ? fmt::format("counts are whole numbers: write {} or {}", std::floor(*real), std::ceil(*real))
-                : std::string("write a whole number, e.g. 8"));
-  }
-  std::string_view digits = v.scalar;
-  if (digits[0] == '+') digits.remove_prefix(1);
-  std::int64_t count = 0;
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
-  if (ec != std::errc())
-    fail_at(f.where(), f.path, fmt::format("{} = {} is too large", f.path, v.scalar),
-            fmt::format("give a count below {}", std::numeric_limits<std::int64_t>::max()));
-  if (count <= 0)
-    fail_at(f.where(), f.path, fmt::format("{} must be positive, got {}", f.path, count), "give a count of at least 1");
+std::int64_t read_count(const Field& f) { return read_whole(f, 1); }
+
+std::int64_t read_count_or_zero(const Field& f) { return read_whole(f, 0); }
+
+std::int64_t read_count_up_to(const Field& f, std::int64_t limit, std::int64_t low) {
+  const std::int64_t count = read_whole(f, low);
+  if (count > limit)
+    fail_at(f.where(), f.path, fmt::format("{} = {} is beyond what twocs models (at most {})", f.path, count, limit),
+            "check the value: it is larger than any machine or model built");
   return count;
 }
 
@@ -134,13 +161,14 @@ bool read_bool(const Field& f) {
           v.is_string ? "write true or false without quotes" : "write true or false");
 }
 
-double read_real(const Field& f) {
+double read_real(const Field& f, std::string_view fix) {
   const YamlNode& v = need_scalar(f, "a number");
   const auto real = v.is_string ? std::nullopt : parse_real(v.scalar);
   if (!real || !std::isfinite(*real))
     fail_at(f.where(), f.path, fmt::format("{} must be a number, got {}", f.path, describe(v)),
-            v.is_string && parse_real(v.scalar) ? "write the number without quotes"
-                                                : "write a plain number such as 0.8");
+            v.is_string && parse_real(v.scalar) ? std::string("write the number without quotes")
+            : fix.empty()                       ? std::string("write a plain number such as 0.8")
+                                                : std::string(fix));
   return *real;
 }
 

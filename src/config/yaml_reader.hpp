@@ -50,9 +50,15 @@ private:
 
 /// A positive whole number (layers, devices, batch sizes).
 [[nodiscard]] std::int64_t read_count(const Field& f);
+/// A whole number that may be 0 (shared experts, MTP depths, a seed).
+[[nodiscard]] std::int64_t read_count_or_zero(const Field& f);
+/// A whole number of at least `low` and at most `limit`; above it the error says twocs models
+/// no more.
+[[nodiscard]] std::int64_t read_count_up_to(const Field& f, std::int64_t limit, std::int64_t low = 1);
 [[nodiscard]] bool read_bool(const Field& f);
-/// A finite real number without unit (efficiencies, ratios).
-[[nodiscard]] double read_real(const Field& f);
+/// A finite real number without unit (efficiencies, ratios). `fix` says what to write instead
+/// of text that is not a number (default: a plain number such as 0.8).
+[[nodiscard]] double read_real(const Field& f, std::string_view fix = {});
 /// A real number in [low, high]; outside it the error names the range and gives `fix`.
 [[nodiscard]] double read_real_between(const Field& f, double low, double high, std::string_view fix);
 /// A non-empty scalar, taken as text.

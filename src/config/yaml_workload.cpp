@@ -99,18 +99,17 @@ std::int64_t default_ffn_hidden(const Field& hidden_field, std::int64_t hidden) 
   return 4 * hidden;
 }
 
-/// A whole number that may be 0 (shared experts, dense layers).
-std::int64_t read_count_or_zero(const Field& f) {
-  if (f.value && f.value->kind == YamlNode::Kind::scalar && !f.value->is_string && f.value->scalar == "0") return 0;
-  return read_count(f);
-}
+constexpr std::string_view capacity_factor_fix =
+    "write a factor of at least 1 such as 1.25 (each expert takes 1.25 times its even share of tokens), or none "
+    "for dropless routing (the default)";
+constexpr std::string_view load_imbalance_fix =
+    "write the busiest expert's tokens over the mean, at least 1, e.g. 1.2 (1: a balanced router, the default)";
 
-/// A ratio >= 1 (capacity factor, load imbalance).
-double read_ratio(const Field& f) {
-  const double v = read_real(f);
+/// A ratio >= 1 (capacity factor, load imbalance); `fix` says what the key takes.
+double read_ratio(const Field& f, std::string_view fix) {
+  const double v = read_real(f, fix);
   if (!(v >= 1.0))
-    fail_at(f.where(), f.path, fmt::format("{} must be at least 1, got {}", f.path, v),
-            "write 1 for balanced (or no) capacity limit, e.g. 1.25");
+    fail_at(f.where(), f.path, fmt::format("{} must be at least 1, got {}", f.path, v), std::string(fix));
   return v;
 }
 
@@ -137,9 +136,9 @@ model::MoeConfig read_moe(const Field& field) {
   if (const auto f = m.optional("dense_layers")) moe.dense_layers = read_count_or_zero(*f);
   if (const auto f = m.optional("capacity_factor")) {
     const bool none = f->value && f->value->kind == YamlNode::Kind::scalar && f->value->scalar == "none";
-    moe.capacity_factor = none ? 0.0 : read_ratio(*f);
+    moe.capacity_factor = none ? 0.0 : read_ratio(*f, capacity_factor_fix);
   }
-  if (const auto f = m.optional("load_imbalance")) moe.load_imbalance = read_ratio(*f);
+  if (const auto f = m.optional("load_imbalance")) moe.load_imbalance = read_ratio(*f, load_imbalance_fix);
   if (moe.top_k > moe.experts)
     fail_at(field.where(), field.path + ".top_k",
             fmt::format("top_k = {} exceeds experts = {}", moe.top_k, moe.experts), "route to at most `experts`");

@@ -1,6 +1,7 @@
 #include <twocs/cost/gemm_timing.hpp>
 
 #include <cassert>
+#include <cmath>
 #include <span>
 
 #include <twocs/units/numeric.hpp>
@@ -45,15 +46,16 @@ GemmTiming tiled(const hardware::DeviceSpec& device, const Path& path, const mod
   t.tile = tile;
   t.transposed = transposed;
   t.matrix_path = path.matrix;
-  t.tiles = ceil_div(g.m, tm) * ceil_div(g.n, tn) * g.batch;
+  // Counted in floating point: the tiles of a large batched GEMM (b a s^2 scores) exceed 64 bits.
+  t.tiles = as_double(ceil_div(g.m, tm)) * as_double(ceil_div(g.n, tn)) * as_double(g.batch);
   t.splits = splits;
-  t.waves = ceil_div(t.tiles * splits, units_count);
+  t.waves = std::ceil(t.tiles * as_double(splits) / as_double(units_count));
   t.k_steps = ceil_div(ceil_div(g.k, splits), tile.k) * tile.k;
   const units::FlopRate per_unit = path.peak * (path.efficiency * tile.efficiency / as_double(units_count));
   // One wave: every busy unit runs one block of 2 tm tn (k + k_half) FLOP-equivalents.
   const units::Flops per_block(2.0 * as_double(tm) * as_double(tn) *
                                (as_double(t.k_steps) + device.kernels.gemm_k_half));
-  t.compute = per_block / per_unit * as_double(t.waves);
+  t.compute = per_block / per_unit * t.waves;
   // Split-K writes each block's fp32 partial C and reads them back to reduce.
   if (splits > 1)
     t.reduction = units::Bytes(2.0 * 4.0 * as_double(splits) * as_double(g.m) * as_double(g.n) * as_double(g.batch));
@@ -114,8 +116,8 @@ GemmTiming time_gemm(const hardware::DeviceSpec& device, const model::GemmShape&
     for (bool transposed : {false, true}) {
       if (transposed && tile.m == tile.n) continue;
       const GemmTiming whole = tiled(device, path, shape, tile, transposed, 1);
-      const std::int64_t max_splits =
-          std::max<std::int64_t>(1, std::min(device.kernels.compute_units / whole.tiles, ceil_div(shape.k, tile.k)));
+      const auto idle_per_tile = static_cast<std::int64_t>(as_double(device.kernels.compute_units) / whole.tiles);
+      const std::int64_t max_splits = std::max<std::int64_t>(1, std::min(idle_per_tile, ceil_div(shape.k, tile.k)));
       for (std::int64_t splits = 1; splits <= max_splits; ++splits) {
         const GemmTiming t = splits == 1 ? whole : tiled(device, path, shape, tile, transposed, splits);
         const units::Seconds time = bound(device, t, operands);

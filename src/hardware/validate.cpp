@@ -121,10 +121,9 @@ void validate(const ClusterSpec& cluster) {
 void validate_fit(const ClusterSpec& cluster, const model::TrainingPlan& plan) {
   const auto world = plan.world_size();
   if (world > cluster.device_count())
-    throw InputError(fmt::format("the plan needs {} devices (tensor {} x pipeline {} x data {}) but the cluster has {} "
-                                 "({} nodes x {} devices)",
-                                 world, plan.parallelism.tensor, plan.parallelism.pipeline, plan.parallelism.data,
-                                 cluster.device_count(), cluster.nodes, cluster.node.devices),
+    throw InputError(fmt::format("the plan needs {} devices ({}) but the cluster has {} ({} nodes x {} devices)", world,
+                                 model::describe_degrees(plan.parallelism), cluster.device_count(), cluster.nodes,
+                                 cluster.node.devices),
                      "training.parallelism",
                      fmt::format("lower a parallel degree or add nodes, e.g. --set cluster.nodes={}",
                                  (world + cluster.node.devices - 1) / cluster.node.devices));

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <twocs/model/operator.hpp>
 #include <twocs/model/training_plan.hpp>
 
@@ -112,6 +114,14 @@ std::string_view to_string(Framework f) {
   case Framework::fsdp: return "fsdp";
   }
   return "?";
+}
+
+std::string describe_degrees(const Parallelism& p) {
+  std::string text = fmt::format("tensor {}", p.tensor);
+  if (p.context > 1) text += fmt::format(" x context {}", p.context);
+  text += fmt::format(" x pipeline {} x data {}", p.pipeline, p.data);
+  if (p.expert > 1) text += fmt::format(", expert {} among them", p.expert);
+  return text;
 }
 
 } // namespace twocs::model

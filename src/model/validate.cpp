@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include <twocs/error.hpp>
+#include <twocs/model/size_limits.hpp>
 
 #include "validate_moe_overlap.hpp"
+#include "validate_sizes.hpp"
 
 namespace twocs::model {
 namespace {
@@ -16,14 +18,6 @@ namespace {
 void require_positive(std::int64_t value, const char* key) {
   if (value <= 0)
     throw InputError(fmt::format("{} must be positive, got {}", key, value), key, "give a count of at least 1");
-}
-
-/// Sizes beyond any model built or planned. They keep every product of sizes the model computes
-/// (tokens x vocabulary, hidden x MLP width, ...) far inside 64-bit integers.
-void require_at_most(std::int64_t value, std::int64_t limit, const char* key) {
-  if (value > limit)
-    throw InputError(fmt::format("{} = {} is beyond what twocs models (at most {})", key, value, limit), key,
-                     "check the value: it is larger than any Transformer built or announced");
 }
 
 std::optional<std::int64_t> checked_product(std::int64_t a, std::int64_t b) {
@@ -70,8 +64,8 @@ void validate_parallel_counts(const TrainingPlan& plan) {
   const Parallelism& par = plan.parallelism;
   require_positive(plan.global_batch, "training.global_batch");
   require_positive(plan.micro_batch, "training.micro_batch");
-  require_at_most(plan.micro_batch, std::int64_t{1} << 16, "training.micro_batch");
-  require_at_most(plan.global_batch, std::int64_t{1} << 30, "training.global_batch");
+  detail::require_at_most(plan.micro_batch, limits::micro_batch, "training.micro_batch");
+  detail::require_at_most(plan.global_batch, limits::global_batch, "training.global_batch");
   require_positive(par.tensor, "training.parallelism.tensor");
   require_positive(par.pipeline, "training.parallelism.pipeline");
   require_positive(par.data, "training.parallelism.data");
@@ -290,11 +284,6 @@ void validate(const TransformerConfig& m) {
   require_positive(m.ffn_hidden, "model.ffn_hidden");
   require_positive(m.vocab, "model.vocab");
   require_positive(m.seq_len, "model.seq_len");
-  require_at_most(m.layers, std::int64_t{1} << 16, "model.layers");
-  require_at_most(m.hidden, std::int64_t{1} << 18, "model.hidden");
-  require_at_most(m.ffn_hidden, std::int64_t{1} << 20, "model.ffn_hidden");
-  require_at_most(m.vocab, std::int64_t{1} << 24, "model.vocab");
-  require_at_most(m.seq_len, std::int64_t{1} << 22, "model.seq_len");
   if (m.sliding_window < 0)
     throw InputError(fmt::format("model.sliding_window must be positive, got {}", m.sliding_window),
                      "model.sliding_window", "give the window in tokens (Mistral 7B: 4096), or remove the key");
@@ -319,6 +308,7 @@ void validate(const TransformerConfig& m) {
     require_positive(m.mla->qk_rope_head_dim, "model.mla.qk_rope_head_dim");
     require_positive(m.mla->v_head_dim, "model.mla.v_head_dim");
   }
+  detail::validate_sizes(m);
   if (m.head_dim_override == 0 && !m.mla) // MLA's head dims are its own keys
     require_divisible(m.hidden, "model.hidden", m.heads, "model.heads", "model.heads",
                       fmt::format("every head gets hidden / heads dimensions: use heads that divide {}, e.g. {} "

@@ -3,6 +3,8 @@
 // does not simulate.
 #include "validate_moe_overlap.hpp"
 
+#include <fmt/format.h>
+
 #include <twocs/error.hpp>
 
 namespace twocs::model::detail {
@@ -23,6 +25,12 @@ void validate_moe_overlaps(const TransformerConfig& m, const TrainingPlan& plan)
                      "training.overlap.shared_experts runs them under the token exchanges",
                      "training.overlap.shared_experts",
                      "set shared_experts: false here, or remove shared_experts from training.recompute_modules");
+  // Megatron-Core's --overlap-dispatch-backward-with-experts-wgrad: no other framework delays them.
+  if (plan.overlap.expert_wgrad && plan.framework != Framework::megatron_lm)
+    throw InputError(fmt::format("training.overlap.expert_wgrad is Megatron-Core's "
+                                 "--overlap-dispatch-backward-with-experts-wgrad, but training.framework is {}",
+                                 to_string(plan.framework)),
+                     "training.overlap.expert_wgrad", "use framework: megatron-lm, or remove expert_wgrad");
   if (!plan.overlap.expert_comm) return;
   const Parallelism& par = plan.parallelism;
   if (!m.moe || par.expert <= 1)

@@ -75,6 +75,27 @@ TEST_CASE("a bad validation file exits 2 naming the file, line and column") {
   CHECK(contains(unknown.err, "nope"));
 }
 
+TEST_CASE("a bad entry of a run's set: list is reported at its line and column in the validation file") {
+  TempDir dir("validate-set");
+  const std::string suite = small_suite(dir, "{iteration_time: 1s}");
+  const std::string text = twocs::test::read_text(suite);
+  // Line 7: "    set: [training.recompute=full, model.layres=4]", 'layres' at column 42.
+  const auto plain = run_command_line(
+      {"validate", dir.write("plain.yaml", text + "    set: [training.recompute=full, model.layres=4]\n")});
+  CHECK(plain.code == 2);
+  CHECK(contains(plain.err, "plain.yaml:7:42: error: unknown key 'layres' in model"));
+  CHECK_FALSE(contains(plain.err, "--set"));
+  // A quoted entry: at its first character. A value the key refuses: there too.
+  const auto quoted =
+      run_command_line({"validate", dir.write("quoted.yaml", text + "    set:\n      - \"model.layers=four\"\n")});
+  CHECK(quoted.code == 2);
+  CHECK(contains(quoted.err, "quoted.yaml:8:9: error: model.layers must be a whole number"));
+  // The command line's own --set stays named as such.
+  const auto flag = run_command_line({"validate", suite, "--set", "model.layres=4"});
+  CHECK(flag.code == 2);
+  CHECK(contains(flag.err, "--set model.layres=4:1:7: error: unknown key 'layres' in model"));
+}
+
 TEST_CASE("a run that does not fit in memory is reported in the table, then exits 3 unless --ignore-memory") {
   TempDir dir("validate-oom");
   const std::string suite = small_suite(dir, "{iteration_time: 1s}");

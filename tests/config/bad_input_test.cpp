@@ -94,6 +94,20 @@ TEST_CASE("a float for a count is rejected with the whole numbers around it") {
   CHECK(e.fix() == "counts are whole numbers: write 1 or 2");
 }
 
+TEST_CASE("the fix for a float count suggests only whole numbers the key accepts") {
+  // 1e30 has no whole neighbours below 2^63; 4.0 is one number; 0.5 is rounded up to a count.
+  const auto huge = workload_error(workload_with("layers: 4", "layers: 1e30"));
+  CHECK(huge.problem() == "model.layers must be a whole number, got the number 1e30");
+  CHECK(huge.fix() == "counts are whole numbers of at most 9223372036854775807: check the value");
+  CHECK(workload_error(workload_with("layers: 4", "layers: 4.0")).fix() == "counts are whole numbers: write 4");
+  CHECK(workload_error(workload_with("layers: 4", "layers: 0.5")).fix() == "counts are whole numbers: write 1");
+  CHECK(workload_error(workload_with("layers: 4", "layers: -2.5")).fix() == "counts are whole numbers: write 1");
+  // A count that may be 0 is offered 0.
+  const auto shared = workload_error(test::small_workload,
+                                     {"model.moe={experts: 8, top_k: 2, expert_ffn_hidden: 256, shared_experts: 0.5}"});
+  CHECK(shared.fix() == "counts are whole numbers: write 0 or 1");
+}
+
 TEST_CASE("a bare number for a dimensioned key names the key and shows the unit") {
   const auto memory = platform_error(platform_with("memory: 16GiB", "memory: 16"));
   CHECK(where(memory) == "p.yaml:5:11");
@@ -201,6 +215,21 @@ TEST_CASE("a plan larger than the cluster: located at training.parallelism of th
   });
   CHECK(where(dtype) == "w.yaml:10:10");
   CHECK(dtype.key_path() == "training.dtype");
+}
+
+TEST_CASE("a plan larger than the cluster shows every degree of its device count") {
+  // Context parallelism multiplies the devices; the expert degree shares the stage's ranks.
+  const auto e = test::input_error_of([] {
+    (void)config::load_scenario({"w.yaml", test::small_workload}, {"p.yaml", test::small_platform},
+                                {"training.parallelism.context=4", "training.attention=fused"});
+  });
+  CHECK(contains(e.problem(), "the plan needs 32 devices (tensor 2 x context 4 x pipeline 2 x data 2) but the "
+                              "cluster has 8"));
+  model::Parallelism p;
+  p.tensor = 2;
+  p.data = 4;
+  p.expert = 8;
+  CHECK(model::describe_degrees(p) == "tensor 2 x pipeline 1 x data 4, expert 8 among them");
 }
 
 TEST_CASE("a platform inconsistency found by hardware::validate is located in the platform") {

@@ -107,6 +107,44 @@ TEST_CASE("bad MoE values are located and explained") {
   CHECK(norm.problem() == "model.norm cannot be 'rms'; allowed values: layernorm, rmsnorm");
 }
 
+TEST_CASE("capacity_factor and load_imbalance each say what they take") {
+  // capacity_factor takes none (dropless) or a factor >= 1, never the 0.8 of an efficiency.
+  const auto dropless = test::workload_error(
+      with_model_keys("  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 256, capacity_factor: dropless}\n"));
+  CHECK(dropless.problem() == "model.moe.capacity_factor must be a number, got 'dropless'");
+  CHECK(dropless.fix().find("or none for dropless routing") != std::string::npos);
+  CHECK(dropless.fix().find("0.8") == std::string::npos);
+  const auto low = test::workload_error(
+      with_model_keys("  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 256, capacity_factor: 0.5}\n"));
+  CHECK(low.fix() == dropless.fix());
+  // load_imbalance has its own text: the busiest expert's load, not a capacity.
+  const auto skew = test::workload_error(
+      with_model_keys("  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 256, load_imbalance: even}\n"));
+  CHECK(skew.fix().find("busiest expert's tokens over the mean") != std::string::npos);
+  CHECK(skew.fix().find("capacity") == std::string::npos);
+  CHECK(skew.fix().find("0.8") == std::string::npos);
+}
+
+TEST_CASE("counts that may be 0 say at least 0, not positive") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 256, shared_experts: -1}\n", "model.moe.shared_experts"},
+      {"  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 256, dense_layers: -1}\n", "model.moe.dense_layers"},
+      {"  mtp_layers: -1\n", "model.mtp_layers"},
+      {"  mla: {q_lora_rank: -1, kv_lora_rank: 64, qk_nope_head_dim: 32, qk_rope_head_dim: 16, v_head_dim: 32}\n",
+       "model.mla.q_lora_rank"}};
+  for (const auto& [keys, key] : cases) {
+    CAPTURE(key);
+    const auto e = test::workload_error(with_model_keys(keys));
+    CHECK(e.problem() == std::string(key) + " must be at least 0, got -1");
+    CHECK(e.fix() == "give a whole number of at least 0");
+  }
+  const auto seed = test::platform_error(test::small_platform, {"cluster.network.ecmp_seed=-1"});
+  CHECK(seed.problem() == "cluster.network.ecmp_seed must be at least 0, got -1");
+  CHECK(config::parse_platform({"p.yaml", test::small_platform}, {"cluster.network.ecmp_seed=0"}).network.ecmp_seed ==
+        0);
+  CHECK(config::parse_workload({"w.yaml", with_model_keys("  mtp_layers: 0\n")}).model.mtp_layers == 0);
+}
+
 TEST_CASE("training.kernels reads fused (default) or eager, and names the choices otherwise") {
   CHECK(config::parse_workload({"w.yaml", test::small_workload}).plan.kernels == model::KernelFusion::fused);
   std::string eager = test::small_workload;

@@ -49,11 +49,23 @@ TEST_CASE("the last override of a key wins") { CHECK(platform({"cluster.nodes=3"
 
 TEST_CASE("each file takes only the overrides of its own keys") {
   CHECK(workload({"cluster.nodes=3"}).model.layers == 4);
-  CHECK(platform({"model.layers=7"}).nodes == 2);
   const auto s = config::load_scenario({"w.yaml", test::small_workload}, {"p.yaml", test::small_platform},
                                        {"cluster.nodes=3", "model.layers=8"});
   CHECK(s.cluster.nodes == 3);
   CHECK(s.workload.model.layers == 8);
+}
+
+TEST_CASE("a platform read alone refuses a workload key instead of ignoring it") {
+  // collbench, show platform and calibrate read no workload: a model.* or training.* --set there
+  // would change nothing.
+  for (const std::string key : {"model.layers=7", "training.parallelism.data=4"}) {
+    CAPTURE(key);
+    const auto e = platform_error(test::small_platform, {"cluster.nodes=3", key});
+    CHECK(where(e) == "--set " + key + ":1:1");
+    CHECK(e.problem().find("sets the workload, but this command reads only a platform") != std::string::npos);
+    CHECK(e.fix().find("cluster.*") != std::string::npos);
+  }
+  CHECK(platform({"cluster.nodes=3", "whatif.compute_scale=2"}).nodes == 3);
 }
 
 TEST_CASE("overrides apply to the embedded default scenario") {

@@ -2,6 +2,8 @@
 // and vector paths, memory-bound kernels, the per-kernel overhead, and measured tables.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <twocs/cost/gemm_timing.hpp>
 #include <twocs/cost/kernel_cost_model.hpp>
 #include <twocs/cost/make_cost_model.hpp>
@@ -75,6 +77,23 @@ TEST_CASE("a GEMM with one tile more than a full wave costs one extra wave") {
   CHECK(compute_only.duration(one_more).value() == doctest::Approx(2 * wave(4096)).epsilon(1e-9));
   // ... for under 1% more work. On the grid: a 13th row of tiles (117 tiles) doubles the time too.
   CHECK(model.duration(gemm(256 * 12 + 1, 128 * 9, 4096)).value() == doctest::Approx(2 * full).epsilon(1e-9));
+}
+
+TEST_CASE("the tiles of a batched GEMM beyond 64-bit integers are counted, not wrapped") {
+  // Unfused attention scores at s = 2^22 over 2^36 heads: 2^14 x 2^15 tiles of 256 x 128 per
+  // head, 2^65 in all (as many as a 16 x 16 tile makes with micro_batch, heads and seq_len at
+  // their limits).
+  const std::int64_t s = std::int64_t{1} << 22;
+  const std::int64_t heads = std::int64_t{1} << 36;
+  auto fast_memory = device();
+  fast_memory.memory_bandwidth = units::ByteRate(1e30);
+  const auto op = gemm(s, s, 128, heads);
+  const auto t = cost::time_gemm(fast_memory, *op.gemm, model::Dtype::bf16);
+  CHECK(t.tiles == doctest::Approx(std::ldexp(1.0, 65)));
+  CHECK(t.waves == doctest::Approx(std::ldexp(1.0, 65) / 108));
+  // Full waves throughout: the time is the work at the tile's rate, as for one head times 2^34.
+  const cost::KernelCostModel model(fast_memory);
+  CHECK(model.duration(op).value() == doctest::Approx(op.flops.value() / (312e12 * 0.8)).epsilon(1e-6));
 }
 
 TEST_CASE("a partial tile costs a whole tile (tile quantization)") {

@@ -58,6 +58,8 @@ struct ScenarioSources {
                                      const std::vector<std::string>& overrides = {});
 
 [[nodiscard]] Workload parse_workload(const InputText& workload, const std::vector<std::string>& overrides = {});
+/// The platform alone (`twocs collbench`, `show platform`, `calibrate`): an override of a
+/// workload key (model.*, training.*) is an InputError, never silently ignored.
 [[nodiscard]] hardware::ClusterSpec parse_platform(const InputText& platform,
                                                    const std::vector<std::string>& overrides = {});
 

@@ -21,6 +21,12 @@ enum class ValidationKind { iteration, layer };
 /// large to simulate unfolded whose shared links carry little traffic; the file says why), or off.
 enum class ValidationFold { automatic, on, off };
 
+/// Where one entry of a run's `set:` list is in the validation file.
+struct OverrideOrigin {
+  SourceLocation where; // the entry's first character
+  bool plain = true;    // written unquoted on one line: column c of "KEY=VALUE" is where + c - 1
+};
+
 struct ValidationRun {
   std::string name;
   std::string citation;
@@ -28,6 +34,7 @@ struct ValidationRun {
   std::filesystem::path workload; // resolved against the validation file's folder
   std::filesystem::path platform;
   std::vector<std::string> overrides;              // "KEY=VALUE", as `twocs run --set`
+  std::vector<OverrideOrigin> override_origins;    // each of `overrides` in the file
   std::optional<units::Seconds> iteration_time;    // iteration rows
   std::optional<double> tokens_per_second_per_gpu; // iteration rows: converted with the plan
   std::optional<double> model_tflops_per_gpu;      // iteration rows: by Megatron's model FLOPs
@@ -42,6 +49,10 @@ struct ValidationSuite {
   std::string name; // the file's stem
   std::vector<ValidationRun> runs;
 };
+
+/// Moves an error located in one of `run`'s `set:` entries (at "--set KEY=VALUE", as the
+/// scenario loader names overrides) to that entry's line and column in the validation file.
+void locate_in_validation_file(InputError& error, const ValidationRun& run);
 
 /// Reads and checks a validation file; errors name file:line:column and the fix.
 [[nodiscard]] ValidationSuite load_validation_suite(const std::filesystem::path& file);

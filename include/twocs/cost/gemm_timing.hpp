@@ -31,9 +31,9 @@ struct GemmTiming {
   hardware::GemmTile tile;  // the tile chosen; meaningless without tiles
   bool transposed = false;  // the tile was laid over C as tn x tm
   bool matrix_path = true;  // tensor/matrix cores (false: vector units)
-  std::int64_t tiles = 0;   // output tiles; 0 without tile quantization
+  double tiles = 0;         // output tiles (a count, in floating point); 0 without tile quantization
   std::int64_t splits = 1;  // blocks sharing each tile's k loop (split-K)
-  std::int64_t waves = 0;   // ceil(tiles x splits / compute_units); 0 without wave quantization
+  double waves = 0;         // ceil(tiles x splits / compute_units); 0 without wave quantization
   std::int64_t k_steps = 0; // k per block, padded to the tile's k step
   units::Seconds compute;   // the compute side, without memory bound and overhead
   units::Bytes reduction;   // HBM traffic of split-K partial sums (written and read in fp32)

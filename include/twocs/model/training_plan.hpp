@@ -116,6 +116,11 @@ struct Parallelism {
   ExpertDispatcher expert_dispatcher = ExpertDispatcher::all_to_all; // how tokens reach their experts
 };
 
+/// The degrees whose product is the world size, as messages show it: "tensor 2 x context 4 x
+/// pipeline 1 x data 2" (context only when > 1), and the expert degree the stage's ranks share
+/// when > 1 (it multiplies no device).
+[[nodiscard]] std::string describe_degrees(const Parallelism& p);
+
 struct OptimizerPlan {
   OptimizerKind kind = OptimizerKind::adam;
   OptimizerSharding sharding = OptimizerSharding::none;
