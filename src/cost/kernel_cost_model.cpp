@@ -18,27 +18,40 @@ units::FlopRate KernelCostModel::vector_rate(model::Dtype dtype) const {
   return *peak * device_.roofline.gemm_efficiency;
 }
 
-units::Seconds KernelCostModel::formula_duration(const model::ComputeOp& op) const {
+KernelCostModel::Terms KernelCostModel::formula_terms(const model::ComputeOp& op) const {
   // The fused attention kernels' formula is that of their GEMMs (docs/operator-models.md, section 2).
   const bool gemm = op.gemm && (op.kind == model::OpKind::gemm || op.kind == model::OpKind::batched_gemm ||
                                 model::is_fused_attention(op.kind));
   // GEMMs: tiles, waves, split-K and the efficiency curve (gemm_timing.hpp). Memory-bound kernels:
   // their element-wise arithmetic on the vector units, bounded by the bytes they move (Ivanov et
   // al., "Data Movement Is All You Need", MLSys 2021).
-  units::Seconds compute{};
+  Terms t{};
   units::Bytes bytes = op.bytes;
   double launches = 1; // kernels on the critical path, each paying the launch overhead
   if (gemm) {
-    const GemmTiming t = time_gemm(device_, *op.gemm, op.dtype);
-    compute = t.compute;
-    bytes += t.reduction;
-    launches = static_cast<double>(t.rounds);
+    const GemmTiming g = time_gemm(device_, *op.gemm, op.dtype);
+    t.compute = g.compute;
+    bytes += g.reduction;
+    launches = static_cast<double>(g.rounds);
   } else if (op.flops.value() > 0) {
-    compute = op.flops / vector_rate(op.dtype);
+    t.compute = op.flops / vector_rate(op.dtype);
   }
-  const units::Seconds memory = bytes / (device_.memory_bandwidth * device_.roofline.memory_efficiency);
+  t.memory = bytes / (device_.memory_bandwidth * device_.roofline.memory_efficiency);
+  t.overhead = device_.roofline.kernel_overhead * launches;
+  return t;
+}
+
+units::Seconds KernelCostModel::formula_duration(const model::ComputeOp& op) const {
+  const Terms t = formula_terms(op);
   // Roofline: time = max(W / P, Q / B) (Williams et al. 2009, Eq. 1) plus a launch overhead.
-  return units::max(compute, memory) + device_.roofline.kernel_overhead * launches;
+  return units::max(t.compute, t.memory) + t.overhead;
+}
+
+double KernelCostModel::clock_share(const model::ComputeOp& op) const {
+  // A measured kernel keeps its formula's split: compute-bound kernels stretch with the clock.
+  const Terms t = formula_terms(op);
+  const double total = (units::max(t.compute, t.memory) + t.overhead).value();
+  return t.compute >= t.memory && total > 0 ? t.compute.value() / total : 0.0;
 }
 
 units::Seconds KernelCostModel::duration(const model::ComputeOp& op) const {

@@ -50,8 +50,8 @@ bool costs_nothing(const lowering::TaskGraph& graph, TaskId id) {
 class Frontier final : public SimulationListener {
 public:
   Frontier(const lowering::TaskGraph& graph, const std::vector<sg::Host*>& hosts, EngineSession& session,
-           const hardware::CommInterference& interference, const EngineOptions& options)
-      : graph_(graph), on_progress_(options.on_progress),
+           const hardware::CommInterference& interference, std::vector<double> slowdowns, const EngineOptions& options)
+      : graph_(graph), slowdowns_(std::move(slowdowns)), on_progress_(options.on_progress),
         progress_every_(std::max<std::uint64_t>(options.progress_every, 1)), hosts_(hosts), session_(session),
         compute_(hosts, host_speed,
                  [this](TaskId id, double start, double end) { on_kernel_finished(id, start, end); }),
@@ -139,6 +139,13 @@ private:
     return slot != nullptr && std::less_equal<>()(ids_.data(), slot) && std::less<>()(slot, ids_.data() + ids_.size());
   }
 
+  /// A kernel's work on its device: the part that runs at the SM clock stretched by the device's
+  /// slowdown (speed variation; memory-bound time and overheads keep theirs).
+  [[nodiscard]] double kernel_work(lowering::DeviceId device, const lowering::Kernel& kernel) const {
+    const double slowdown = slowdowns_.empty() ? 1.0 : slowdowns_[static_cast<std::size_t>(device)];
+    return kernel.duration.value() * (1.0 + (slowdown - 1.0) * kernel.clock_share);
+  }
+
   void make_ready(TaskId id) {
     const lowering::Task& task = graph_.task(id);
     if (costs_nothing(graph_, id)) {
@@ -152,7 +159,7 @@ private:
       return;
     }
     if (!task.is_transfer()) {
-      compute_.start(task.device, id, graph_.kernel(id).duration.value());
+      compute_.start(task.device, id, kernel_work(task.device, graph_.kernel(id)));
       return;
     }
     const lowering::Transfer& transfer = graph_.transfer(id);
@@ -260,6 +267,7 @@ private:
   }
 
   const lowering::TaskGraph& graph_;
+  std::vector<double> slowdowns_; // per device (device_slowdowns)
   const ProgressCallback& on_progress_;
   std::uint64_t progress_every_;
   const std::vector<sg::Host*>& hosts_;
@@ -290,9 +298,9 @@ private:
 } // namespace
 
 Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<sg::Host*>& hosts, EngineSession& session,
-                      const hardware::CommInterference& interference, EngineStats* stats,
+                      const hardware::CommInterference& interference, std::vector<double> slowdowns, EngineStats* stats,
                       const EngineOptions& options) {
-  Frontier frontier(graph, hosts, session, interference, options);
+  Frontier frontier(graph, hosts, session, interference, std::move(slowdowns), options);
   return frontier.run(stats);
 }
 

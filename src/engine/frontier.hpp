@@ -23,8 +23,11 @@ namespace twocs::engine::detail {
 /// under one byte) complete at once. Compute kernels slow down while their device has a transfer
 /// in flight (`interference`, comm_interference.hpp). Reports progress through options.on_progress. Throws
 /// SimulationError when some task never ran.
+/// `slowdowns`: each device's clock slowdown (platform_builder.hpp, device_slowdowns); a kernel
+/// takes its duration x (1 + (slowdown - 1) x its clock share).
 [[nodiscard]] Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<simgrid::s4u::Host*>& hosts,
                                     EngineSession& session, const hardware::CommInterference& interference,
-                                    EngineStats* stats, const EngineOptions& options = {});
+                                    std::vector<double> slowdowns, EngineStats* stats,
+                                    const EngineOptions& options = {});
 
 } // namespace twocs::engine::detail

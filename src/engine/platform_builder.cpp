@@ -95,7 +95,7 @@ void add_node_routes(sg::NetZone* zone, const platform::Topology& t, const NodeL
 /// The zone of fat-tree leaf `node`: its devices and a router as gateway into the fabric. A spare
 /// leaf beyond the job's nodes is a bare router: it carries no traffic and costs no zone.
 Leaf build_node_zone(const platform::Topology& t, const std::vector<NodeLinks>& links, sg::NetZone* fabric,
-                     std::int64_t node, std::vector<sg::Host*>& hosts, const std::vector<double>& slowdowns) {
+                     std::int64_t node, std::vector<sg::Host*>& hosts) {
   const std::string prefix = "node" + std::to_string(node);
   if (node >= t.nodes || links[static_cast<std::size_t>(node)].nics.empty())
     return {fabric->create_router(prefix), nullptr};
@@ -106,8 +106,7 @@ Leaf build_node_zone(const platform::Topology& t, const std::vector<NodeLinks>& 
   const std::int64_t last = std::min(first + t.devices_per_node, t.devices);
   std::vector<sg::Host*> devices;
   for (std::int64_t d = first; d < last; ++d) {
-    devices.push_back(zone->create_host("dev" + std::to_string(d),
-                                        pstate_speeds(t.interference, slowdowns[static_cast<std::size_t>(d)])));
+    devices.push_back(zone->create_host("dev" + std::to_string(d), pstate_speeds(t.interference)));
     hosts[static_cast<std::size_t>(d)] = devices.back();
   }
   add_node_routes(zone, t, links[static_cast<std::size_t>(node)], devices, gateway);
@@ -146,8 +145,7 @@ private:
   platform::Topology topology_;
 };
 
-std::vector<sg::Host*> build_routed_platform(const platform::Topology& t, const std::vector<bool>& used,
-                                             const std::vector<double>& slowdowns) {
+std::vector<sg::Host*> build_routed_platform(const platform::Topology& t, const std::vector<bool>& used) {
   auto* root = sg::create_full_zone("twocs");
   auto* zone = new RoutedZone("network", t); // owned by its parent zone
   zone->set_parent(root->get_impl());
@@ -173,8 +171,7 @@ std::vector<sg::Host*> build_routed_platform(const platform::Topology& t, const 
   std::vector<sg::Host*> hosts(static_cast<std::size_t>(t.devices), nullptr);
   for (std::int64_t d = 0; d < t.devices; ++d) {
     if (!is_used(d)) continue;
-    sg::Host* host = iface->create_host("dev" + std::to_string(d),
-                                        pstate_speeds(t.interference, slowdowns[static_cast<std::size_t>(d)]));
+    sg::Host* host = iface->create_host("dev" + std::to_string(d), pstate_speeds(t.interference));
     const unsigned long id = host->get_netpoint()->id();
     if (zone->device_of.size() <= id) zone->device_of.resize(id + 1, -1);
     zone->device_of[id] = d;
@@ -187,30 +184,30 @@ std::vector<sg::Host*> build_routed_platform(const platform::Topology& t, const 
 
 } // namespace
 
-std::vector<double> pstate_speeds(const hardware::CommInterference& interference, double slowdown) {
+std::vector<double> pstate_speeds(const hardware::CommInterference& interference) {
   const double interfered = interference.compute_slowdown;
-  assert(interfered >= 0 && slowdown > 0);
-  const double speed = host_speed / slowdown;
-  if (interfered <= 0) return {speed};
-  return {speed, speed / (1.0 + interfered)};
+  assert(interfered >= 0);
+  if (interfered <= 0) return {host_speed};
+  return {host_speed, host_speed / (1.0 + interfered)};
 }
 
 std::vector<double> device_slowdowns(const platform::Topology& topology, const std::vector<bool>& used) {
   std::vector<double> slowdowns(static_cast<std::size_t>(topology.devices), 1.0);
   if (topology.speed_variation.spread <= 0) return slowdowns;
-  double slowest = 1.0;
-  for (std::int64_t d = 0; d < topology.devices; ++d) {
-    slowdowns[static_cast<std::size_t>(d)] = hardware::speed_slowdown(topology.speed_variation, d);
-    slowest = std::max(slowest, slowdowns[static_cast<std::size_t>(d)]);
-  }
   const bool folded = !used.empty() && std::find(used.begin(), used.end(), false) != used.end();
-  if (folded) std::fill(slowdowns.begin(), slowdowns.end(), slowest);
+  if (folded) {
+    std::fill(slowdowns.begin(), slowdowns.end(),
+              hardware::expected_max_slowdown(topology.speed_variation, topology.devices));
+    return slowdowns;
+  }
+  for (std::int64_t d = 0; d < topology.devices; ++d)
+    slowdowns[static_cast<std::size_t>(d)] = hardware::speed_slowdown(topology.speed_variation, d);
   return slowdowns;
 }
 
 std::vector<sg::Host*> build_platform(const platform::Topology& topology, const std::vector<bool>& used) {
   assert(topology.devices >= 1 && topology.nodes * topology.devices_per_node >= topology.devices);
-  if (topology.is_routed()) return build_routed_platform(topology, used, device_slowdowns(topology, used));
+  if (topology.is_routed()) return build_routed_platform(topology, used);
   std::vector<sg::Host*> hosts(static_cast<std::size_t>(topology.devices), nullptr);
   auto* root = sg::create_full_zone("twocs");
   // Every node link first, in the root zone while it has no child zone: SimGrid 3.32 checks each
@@ -228,9 +225,8 @@ std::vector<sg::Host*> build_platform(const platform::Topology& topology, const 
   };
   for (std::int64_t node = 0; node < topology.nodes; ++node)
     links.push_back(node_used(node) ? make_node_links(root, topology, node) : NodeLinks{});
-  const std::vector<double> slowdowns = device_slowdowns(topology, used);
   const auto leaf = [&](sg::NetZone* fabric, const std::vector<unsigned long>& /*coord*/, unsigned long id) {
-    return build_node_zone(topology, links, fabric, static_cast<std::int64_t>(id), hosts, slowdowns);
+    return build_node_zone(topology, links, fabric, static_cast<std::int64_t>(id), hosts);
   };
   const platform::FatTreeShape& shape = topology.fabric;
   const sg::FatTreeParams params(shape.levels, shape.down, shape.up, shape.parallel);

@@ -19,12 +19,15 @@ inline constexpr double host_speed = 1e9;
 /// Speeds of a host's power states: pstate 0 runs at host_speed; with compute-communication
 /// interference, pstate 1 runs at host_speed / (1 + compute_slowdown) and is the state of a device
 /// while a transfer of its own is in flight (comm_interference.hpp).
-/// With speed variation, both are divided by the device's slowdown (hardware/speed_variation.hpp).
-[[nodiscard]] std::vector<double> pstate_speeds(const hardware::CommInterference& interference, double slowdown = 1.0);
+/// Speed variation is not a power state: it stretches each kernel by its clock share (the
+/// frontier, device_slowdowns), so that memory-bound kernels and overheads keep their time.
+[[nodiscard]] std::vector<double> pstate_speeds(const hardware::CommInterference& interference);
 
-/// The slowdown each device's host runs with. Folded (`used` leaves devices out), a simulated
-/// device stands for its replicas, which a synchronous step waits for: every simulated device
-/// gets the largest slowdown of all devices, not its own (docs/simulation.md, "Speed variation").
+/// The clock slowdown of each device (hardware/speed_variation.hpp): its own draw. Folded (`used`
+/// leaves devices out), a simulated device stands for its replicas, which a synchronous step
+/// waits for, and they for every other device through the data-parallel and pipeline
+/// collectives: every simulated device gets the expected largest slowdown of all the topology's
+/// devices, which no seed changes (docs/simulation.md, "Speed variation").
 [[nodiscard]] std::vector<double> device_slowdowns(const platform::Topology& topology, const std::vector<bool>& used);
 
 /// Builds the platform in the current SimGrid engine (which must have no platform yet) and

@@ -24,7 +24,8 @@ Timeline simulate(const lowering::TaskGraph& graph, const platform::Topology& to
     if (task.is_transfer()) used[static_cast<std::size_t>(graph.transfer(id).peer)] = true;
   }
   const auto hosts = detail::build_platform(topology, used);
-  return detail::run_frontier(graph, hosts, session, topology.interference, stats, options);
+  return detail::run_frontier(graph, hosts, session, topology.interference, detail::device_slowdowns(topology, used),
+                              stats, options);
 }
 
 } // namespace twocs::engine

@@ -11,9 +11,10 @@ PreparedSequence prepare(TaskSink& sink, const model::StepSequence& steps, const
   PreparedSequence prepared;
   prepared.reserve(steps.size());
   for (const auto& step : steps) {
-    PreparedStep p{step, units::Seconds(0), 0};
+    PreparedStep p{step, units::Seconds(0), 0, 0};
     if (const auto* op = std::get_if<model::ComputeOp>(&step)) {
       p.duration = cost.duration(*op);
+      p.clock_share = cost.clock_share(*op);
       p.label = sink.intern_label(op->name);
     } else {
       p.label = sink.intern_label(std::get<model::CollectiveOp>(step).name);

@@ -15,6 +15,7 @@ namespace twocs::lowering::detail {
 struct PreparedStep {
   model::Step step;
   units::Seconds duration; // compute steps only
+  double clock_share = 0;  // compute steps only: cost::OperatorCostModel::clock_share
   std::uint32_t label = 0;
 };
 

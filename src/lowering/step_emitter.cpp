@@ -20,8 +20,9 @@ void emit_steps(DeviceLowering& device, const RankLayout& layout, const Prepared
   const auto at_micro_batch = static_cast<std::int32_t>(micro_batch);
   for (const auto& prepared : steps) {
     if (const auto* op = std::get_if<model::ComputeOp>(&prepared.step)) {
-      const TaskId kernel = device.program.compute({op->pass, at_layer, at_micro_batch, prepared.label},
-                                                   {prepared.duration, op->flops, op->bytes, op->is_model_flop()});
+      const TaskId kernel = device.program.compute(
+          {op->pass, at_layer, at_micro_batch, prepared.label},
+          {prepared.duration, op->flops, op->bytes, op->is_model_flop(), static_cast<float>(prepared.clock_share)});
       if (op->host_waits) device.program.host_waits_for(kernel);
       if (device.gradients_final && op->grad_params > 0)
         device.gradients.on_gradients_ready(device.program, op->grad_params, op->expert_grads);

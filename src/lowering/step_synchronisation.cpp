@@ -45,7 +45,7 @@ void host_time(DeviceLowering& device, units::Seconds duration, std::uint32_t la
   if (duration.value() <= 0) return;
   const model::Pass pass = micro_batch < 0 ? model::Pass::optimizer : model::Pass::forward;
   device.program.compute({pass, -1, static_cast<std::int32_t>(micro_batch), label},
-                         {duration, units::Flops(0), units::Bytes(0), false});
+                         {duration, units::Flops(0), units::Bytes(0), false, 0.0F}); // host time: no clock
 }
 
 } // namespace twocs::lowering::detail

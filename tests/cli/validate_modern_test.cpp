@@ -52,37 +52,40 @@ using twocs::test::TempDir;
 /// nodes as collbench does (2026-12-03): groups with several GPUs per node that span nodes got
 /// faster, torchtitan FSDP 128 -8.8% -> -16.3% (compile -13.7% -> -22.4%), NeMo GPT-3 175B
 /// +0.2% / +6.7% -> -5.8% / +2.3%, Llama 2 70B +8.0% -> +2.8%, Llama 3 70B -4.0% -> -6.5%.
-const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1429},
-                                                        {"llama3-405b-8k-16384gpu", -0.1180},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0584},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0234},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0282},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0649},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.2098},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5048},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1595},
-                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2773},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3194},
-                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.1041},
-                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0821},
-                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0424},
-                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0216},
-                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1923},
-                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2609},
-                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.4519},
-                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0723},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", 0.0462},
-                                                        {"torchtitan-llama3-8b-fsdp8", -0.1591},
-                                                        {"torchtitan-llama3-8b-fsdp128", -0.1632},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.2240},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.2242}};
+/// Speed variation stretches only the compute-bound share of kernels, and a folded device takes
+/// the expected largest slowdown of the job instead of the largest drawn (2026-12-03): every row
+/// 0.1-1.5 points faster (torchtitan FSDP 128 -16.3% -> -17.8%); the mean 16.5% -> 16.8%.
+const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
+                                                        {"llama3-405b-8k-16384gpu", -0.1197},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0650},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0197},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0247},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0684},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.2131},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5094},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1654},
+                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2832},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3204},
+                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.1104},
+                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0868},
+                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0460},
+                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0243},
+                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.2001},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2619},
+                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.4578},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0685},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", 0.0451},
+                                                        {"torchtitan-llama3-8b-fsdp8", -0.1653},
+                                                        {"torchtitan-llama3-8b-fsdp128", -0.1776},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.2269},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.2324}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
-const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp8", -0.1591},
-                                                     {"torchtitan-llama3-8b-fsdp128", -0.1632},
-                                                     {"torchtitan-llama3-8b-fsdp8-compile", -0.2240},
-                                                     {"torchtitan-llama3-8b-fsdp128-compile", -0.2242}};
+const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp8", -0.1653},
+                                                     {"torchtitan-llama3-8b-fsdp128", -0.1776},
+                                                     {"torchtitan-llama3-8b-fsdp8-compile", -0.2269},
+                                                     {"torchtitan-llama3-8b-fsdp128-compile", -0.2324}};
 
 constexpr double margin = 0.005;
 
@@ -104,7 +107,7 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1646 + margin);
+  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1681 + margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0861 + margin);
 }

@@ -137,20 +137,20 @@ TEST_CASE("Korthikanti et al. Table 4 layer times stay within today's errors (me
   check_within(validate(korthikanti_rows, "auto"), "layer", {0.016, 0.027});
 }
 
-TEST_CASE("the SC'21 Table 1 runs up to 39.1B stay within today's errors (mean 4.6%, max 7.8%)") {
+TEST_CASE("the SC'21 Table 1 runs up to 39.1B stay within today's errors (mean 5.4%, max 9.2%)") {
   const auto result = validate({"megatron-sc21-t1-1.7b", "megatron-sc21-t1-3.6b", "megatron-sc21-t1-7.5b",
                                 "megatron-sc21-t1-18.4b", "megatron-sc21-t1-39.1b"},
                                "auto");
-  check_within(result, "iteration", {0.051, 0.083});
+  check_within(result, "iteration", {0.059, 0.097});
 }
 
 // About 10 s on two cores, folded. The 529.6B and 1T runs (13 s and 20 s, 0.8 and 2 GB) are left to
 // `twocs validate`; docs/validation.md records their errors.
-TEST_CASE("the SC'21 76.1B to 310.1B runs and BLOOM-176B stay within today's errors (mean 3.3%, max 7.1%)") {
+TEST_CASE("the SC'21 76.1B to 310.1B runs and BLOOM-176B stay within today's errors (mean 3.7%, max 7.8%)") {
   check_within(validate({"megatron-sc21-t1-76.1b", "megatron-sc21-t1-145.6b", "megatron-sc21-t1-310.1b",
                          "bloom-176b-production"},
                         "auto"),
-               "iteration", {0.038, 0.076});
+               "iteration", {0.042, 0.083});
 }
 
 // With speed variation a folded run gives every device the slowest draw of the cluster and a full run

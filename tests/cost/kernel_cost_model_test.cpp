@@ -241,3 +241,21 @@ TEST_CASE("the fastest tile wins, in either orientation") {
   CHECK(wide.waves == 1);
   CHECK(wide.transposed);
 }
+
+TEST_CASE("a kernel's clock share: the compute side of a compute-bound kernel, none of a memory-bound one") {
+  const cost::KernelCostModel model(device(0, 5e-6));
+  // An 8192^3 GEMM: compute far above its bytes, so its share is its compute over its time.
+  const auto big = gemm(8192, 8192, 8192);
+  const double total = model.duration(big).value();
+  const double compute = total - 5e-6;
+  CHECK(model.clock_share(big) == doctest::Approx(compute / total).epsilon(1e-12));
+  CHECK(model.clock_share(big) > 0.99);
+  // Layer norm moves bytes: the SM clock does not set its time.
+  CHECK(model.clock_share(streaming(4e8)) == 0.0);
+  // The roofline model splits the same way: all of a compute-bound kernel but its overhead.
+  auto d = device(0, 5e-6);
+  const cost::RooflineCostModel roofline(d);
+  const double r_total = roofline.duration(big).value();
+  CHECK(roofline.clock_share(big) == doctest::Approx((r_total - 5e-6) / r_total).epsilon(1e-12));
+  CHECK(roofline.clock_share(streaming(4e8)) == 0.0);
+}

@@ -24,12 +24,19 @@ public:
   [[nodiscard]] units::Seconds duration(const model::ComputeOp& op) const override;
   /// The formula alone, ignoring measurements.
   [[nodiscard]] units::Seconds formula_duration(const model::ComputeOp& op) const;
+  /// The formula's compute share, for a measured kernel too (OperatorCostModel::clock_share).
+  [[nodiscard]] double clock_share(const model::ComputeOp& op) const override;
   /// The arithmetic rate of memory-bound kernels in `dtype`.
   [[nodiscard]] units::FlopRate vector_rate(model::Dtype dtype) const;
 
   [[nodiscard]] const hardware::DeviceSpec& device() const { return device_; }
 
 private:
+  struct Terms {
+    units::Seconds compute, memory, overhead;
+  };
+  [[nodiscard]] Terms formula_terms(const model::ComputeOp& op) const;
+
   hardware::DeviceSpec device_;
   MeasuredTable table_;
 };

@@ -15,6 +15,14 @@ public:
   virtual ~OperatorCostModel() = default;
   /// Time one device spends running `op` alone.
   [[nodiscard]] virtual units::Seconds duration(const model::ComputeOp& op) const = 0;
+  /// The share of that time that runs at the SM clock, so that a device whose clock is lower
+  /// (power and thermal management, hardware/speed_variation.hpp) takes longer: the roofline's
+  /// compute side when it is the longer one, 0 for a memory-bound kernel (its time is the HBM's)
+  /// and for the fixed launch overhead. 1 unless a model knows better.
+  [[nodiscard]] virtual double clock_share(const model::ComputeOp& op) const {
+    (void)op;
+    return 1.0;
+  }
 };
 
 } // namespace twocs::cost

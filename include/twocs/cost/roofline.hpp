@@ -12,6 +12,7 @@ class RooflineCostModel final : public OperatorCostModel {
 public:
   explicit RooflineCostModel(hardware::DeviceSpec device);
   [[nodiscard]] units::Seconds duration(const model::ComputeOp& op) const override;
+  [[nodiscard]] double clock_share(const model::ComputeOp& op) const override;
 
 private:
   hardware::DeviceSpec device_;

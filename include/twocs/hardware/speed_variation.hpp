@@ -18,4 +18,11 @@ struct SpeedVariation {
 /// The slowdown of `device` (>= 0) under `variation`: 1 when spread is 0.
 [[nodiscard]] double speed_slowdown(const SpeedVariation& variation, std::int64_t device);
 
+/// The expected largest slowdown of `devices` devices drawn independently:
+/// E[max m_i] = integral of exp(S z) d(Phi(z)^N) (order statistics of N iid normals, David &
+/// Nagaraja, "Order Statistics", 2003, eq. 2.1.1), by the trapezoid rule on a fine grid; 1 when
+/// spread is 0. What a folded run gives every simulated device: a seed-free stand-in for the
+/// slowest of the devices it synchronises with (docs/simulation.md, "Speed variation").
+[[nodiscard]] double expected_max_slowdown(const SpeedVariation& variation, std::int64_t devices);
+
 } // namespace twocs::hardware

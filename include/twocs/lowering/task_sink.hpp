@@ -38,6 +38,10 @@ struct Kernel {
   units::Flops flops;       // arithmetic work
   units::Bytes bytes;       // HBM traffic
   bool model_flops = false; // counts towards model FLOPs (MFU)
+  /// The share of `duration` that runs at the SM clock (cost::OperatorCostModel::clock_share):
+  /// what a slower device (speed variation) stretches; memory-bound kernels and host-side
+  /// overheads are 0.
+  float clock_share = 1.0F;
 };
 
 /// A point-to-point message from the task's device to `peer`, one step of a collective.
