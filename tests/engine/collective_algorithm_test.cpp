@@ -32,6 +32,23 @@ double simulate_collective(const platform::Topology& topology, Algorithm algorit
   return engine::simulate(graph, topology).makespan.value();
 }
 
+/// The links' rates: node bandwidth and latency, NIC bandwidth and network latency.
+struct Rates {
+  double bn, ln, bnic, lnet;
+};
+Rates rates_of(const ClusterLinks& links) {
+  return {links.node_bandwidth.value(), links.node_latency.value(), links.nic_bandwidth.value(),
+          links.network_latency.value()};
+}
+
+/// Nodes of `g` ranks whose switch reduces at NVLS's Hopper efficiency (0.85).
+lowering::ScheduleShape nvls_nodes_of(std::int32_t g) {
+  lowering::ScheduleShape shape;
+  shape.ranks_per_node = g;
+  shape.in_network_efficiency = 0.85;
+  return shape;
+}
+
 ClusterLinks one_node(std::int64_t devices) {
   ClusterLinks links;
   links.nodes = 1;
@@ -127,20 +144,16 @@ TEST_CASE("hierarchical all-reduce beats a flat ring across nodes for large mess
 }
 
 TEST_CASE("SHARP across nodes: each head's share S / g once up its NIC and once down, with NVLS inside") {
-  ClusterLinks links; // 2 nodes x 4 devices, NVLink 300 GB/s, NIC 25 GB/s
+  ClusterLinks links; // 4 devices a node, NVLink 300 GB/s, NIC 25 GB/s
   links.nodes = 4;
-  const auto topology = make_topology(links);
-  const double bn = links.node_bandwidth.value(), ln = links.node_latency.value();
-  const double bnic = links.nic_bandwidth.value(), lnet = links.network_latency.value();
-  lowering::ScheduleShape shape;
-  shape.ranks_per_node = 4;
-  shape.in_network_efficiency = 0.85;
+  const auto [bn, ln, bnic, lnet] = rates_of(links);
+  auto shape = nvls_nodes_of(4);
   shape.network_in_network_efficiency = 0.8;
   // NVLS inside each node (S (1 + 1/4) / 0.85 per rank) and each rank's quarter through the
   // network's switches (S / 4 / 0.8 per NIC), at once: the slower of the two.
   const double nvls = S * (1.0 + 1.0 / 4) / 0.85 / bn + ln;
   const double sharp = S / 4 / 0.8 / bnic + lnet;
-  CHECK(simulate_collective(topology, Algorithm::in_network, CollectiveKind::all_reduce, S, 16, shape) ==
+  CHECK(simulate_collective(make_topology(links), Algorithm::in_network, CollectiveKind::all_reduce, S, 16, shape) ==
         doctest::Approx(std::max(nvls, sharp)).epsilon(1e-8));
   // One rank per node: no NVLS, the network's switches alone.
   lowering::ScheduleShape one = shape;
@@ -160,18 +173,13 @@ TEST_CASE("SHARP across nodes: each head's share S / g once up its NIC and once 
 }
 
 TEST_CASE("NVLS_TREE: NVLS inside each node and a tree of each head's share between nodes") {
-  ClusterLinks links;
-  links.nodes = 2;
-  const auto topology = make_topology(links);
-  const double bn = links.node_bandwidth.value(), ln = links.node_latency.value();
-  const double bnic = links.nic_bandwidth.value(), lnet = links.network_latency.value();
-  lowering::ScheduleShape shape;
-  shape.ranks_per_node = 4;
-  shape.in_network_efficiency = 0.85;
+  const ClusterLinks links; // 2 nodes x 4 devices
+  const auto [bn, ln, bnic, lnet] = rates_of(links);
+  const auto shape = nvls_nodes_of(4);
   // Two nodes: the tree of each head's S / 4 is a chain of two, up and down one link per half
   // (the two trees run opposite ways): S / 4 / 2 each way per tree, S / 4 on each NIC each way.
   const double nvls = S * (1.0 + 1.0 / 4) / 0.85 / bn + ln;
   const double tree = S / 4 / bnic + 2 * lnet; // one slice up, one down (no slicing: slice_bytes 0)
-  CHECK(simulate_collective(topology, Algorithm::in_network_tree, CollectiveKind::all_reduce, S, 8, shape) ==
-        doctest::Approx(std::max(nvls, tree)).epsilon(1e-6));
+  CHECK(simulate_collective(make_topology(links), Algorithm::in_network_tree, CollectiveKind::all_reduce, S, 8,
+                            shape) == doctest::Approx(std::max(nvls, tree)).epsilon(1e-6));
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include <twocs/error.hpp>
 #include <twocs/model/megatron_flops.hpp>
@@ -114,15 +115,21 @@ double counted_parameters(const TransformerConfig& m) {
   return static_cast<double>(c.total(m.layers) + c.mtp_range(m.layers, m.mtp_layers) + mtp_embedding);
 }
 
+/// The small MoE model on one device with `limit`'s count at its largest accepted value.
+std::pair<TransformerConfig, TrainingPlan> at_largest(const Limit& limit) {
+  auto m = small_moe();
+  auto p = one_device();
+  limit.set(m, p, limit.largest);
+  return {m, p};
+}
+
 } // namespace
 
 TEST_CASE("size limits: every count is accepted at its largest value and refused above it") {
   for (const Limit& limit : limits_under_test()) {
     const std::string key = limit.key;
     CAPTURE(key);
-    auto m = small_moe();
-    auto p = one_device();
-    limit.set(m, p, limit.largest);
+    auto [m, p] = at_largest(limit);
     CHECK_NOTHROW(validate(m, p));
     limit.set(m, p, limit.largest + 1);
     try {
@@ -139,9 +146,7 @@ TEST_CASE("size limits: at each largest value the counts, memory and FLOPs are e
   for (const Limit& limit : limits_under_test()) {
     const std::string key = limit.key;
     CAPTURE(key);
-    auto m = small_moe();
-    auto p = one_device();
-    limit.set(m, p, limit.largest);
+    const auto [m, p] = at_largest(limit);
     REQUIRE_NOTHROW(validate(m, p));
     // The integer count is the floating-point estimate's, less the few terms it rounds up.
     const double counted = counted_parameters(m);

@@ -61,8 +61,8 @@ std::int32_t ranks_in_node(const ScheduleShape& shape) {
 /// The ranks holding local index j of every node.
 std::vector<std::int32_t> heads(const ScheduleShape& shape, std::int32_t j) {
   const std::int32_t g = ranks_in_node(shape);
-  std::vector<std::int32_t> ranks;
-  for (std::int32_t node = 0; node < shape.ranks / g; ++node) ranks.push_back(node * g + j);
+  std::vector<std::int32_t> ranks(static_cast<std::size_t>(shape.ranks / g));
+  for (std::size_t node = 0; node < ranks.size(); ++node) ranks[node] = static_cast<std::int32_t>(node) * g + j;
   return ranks;
 }
 

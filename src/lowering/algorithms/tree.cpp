@@ -124,10 +124,11 @@ public:
     }
     std::vector<MessageIds> result(static_cast<std::size_t>(m)); // when a node's top has the sum
     result[static_cast<std::size_t>(t_.root)] = into_top[static_cast<std::size_t>(t_.root)];
-    for (auto it = order.rbegin(); it != order.rend(); ++it) { // parents before children
-      const auto& chain = chain_of(*it);
-      const MessageIds have = result[static_cast<std::size_t>(*it)];
-      for (std::int32_t child : children(*it))
+    const std::vector<std::int32_t> top_down(order.rbegin(), order.rend()); // parents before children
+    for (const std::int32_t node : top_down) {
+      const auto& chain = chain_of(node);
+      const MessageIds have = result[static_cast<std::size_t>(node)];
+      for (std::int32_t child : children(node))
         result[static_cast<std::size_t>(child)] = {send(chain[0], chain_of(child)[0], have)};
       MessageIds from_above = have;
       for (std::size_t j = 0; j + 1 < chain.size(); ++j) from_above = {send(chain[j], chain[j + 1], from_above)};
