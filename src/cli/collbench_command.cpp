@@ -1,5 +1,8 @@
 #include "collbench_command.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include <twocs/config/scenario_loader.hpp>
@@ -16,13 +19,31 @@
 namespace twocs::cli {
 namespace {
 
-units::Bytes parse_size(const std::string& text, const char* flag) {
+constexpr const char* size_fix =
+    "write bytes (8), a number with K, M, G or T for powers of 1024 (128K, 1M, 8G), or a unit (8MiB, 1GB)";
+
+/// A size flag's value in nccl-tests' form or a twocs unit (units::parse_nccl_bytes), at least one
+/// byte. A bad one is located as a `--set` value is (docs/errors.md): `-b VALUE:1:COLUMN`.
+units::Bytes parse_size(const std::string& text, const char* letter, const char* flags) {
+  std::string problem;
+  std::size_t offset = 0;
   try {
-    const units::Bytes b = units::parse_bytes(text);
-    if (b.value() > 0) return b;
-  } catch (const std::exception&) {
+    const units::Bytes b = units::parse_nccl_bytes(text);
+    if (b.value() >= 1) return units::Bytes(std::floor(b.value())); // whole bytes, as nccl-tests' size_t
+    problem = fmt::format("'{}' is {:.0f} bytes; a size is at least 1 byte", text, b.value());
+  } catch (const units::UnitError& e) {
+    problem = fmt::format("'{}' is not a size: {}", text, e.what());
+    offset = e.offset();
   }
-  throw InputError(fmt::format("{} {}: not a positive size", flag, text), flag, "give a size such as 8MiB or 1GiB");
+  InputError error(problem, flags, size_fix);
+  error.set_location({fmt::format("{} {}", letter, text), 1, static_cast<int>(offset) + 1});
+  throw error;
+}
+
+/// The next row's size: nccl-tests' `size = size*args->stepfactor` on a whole number of bytes
+/// (TimeTest), at least one byte more so that a factor near 1 still advances.
+units::Bytes next_size(units::Bytes size, double factor) {
+  return units::Bytes(std::max(std::floor(size.value() * factor), size.value() + 1));
 }
 
 /// What every size of one collbench invocation shares: the group, the platform and its policy.
@@ -102,11 +123,32 @@ void require_in_network(const Bench& bench, lowering::Algorithm asked, const std
       "node.interconnect.in_network_efficiency=0.85)");
 }
 
+/// nccl-tests' flags (v2.16.9 src/common.cu, getopt_long: -b/--minbytes, -e/--maxbytes,
+/// -f/--stepfactor, -g/--ngpus, -n/--iters, -w/--warmup_iters) beside twocs's long names.
+void add_nccl_tests_options(CLI::App& c, CollbenchOptions& o) {
+  c.add_option("--min-bytes,--minbytes,-b", o.min_bytes,
+               "Smallest size (nccl-tests -b): bytes (8), K/M/G/T for powers of 1024 (128K, 1M, 8G), or a unit "
+               "(8MiB, 1GB); default 8MiB");
+  c.add_option("--max-bytes,--maxbytes,-e", o.max_bytes, "Largest size (nccl-tests -e), as -b; default 1GiB");
+  c.add_option("--factor,--stepfactor,-f", o.factor, "Size multiplier between rows (nccl-tests -f)")
+      ->check(CLI::Range(1.01, 1e6));
+  c.add_option("-g,--ngpus", o.ngpus, "Devices in the group (nccl-tests -g): the same as --devices")
+      ->check(CLI::PositiveNumber);
+  c.add_option("-n,--iters", o.iters,
+               "Timed iterations (nccl-tests -n), echoed in the header: the simulation is deterministic, so every "
+               "iteration takes the same time")
+      ->check(CLI::PositiveNumber);
+  c.add_option("-w,--warmup_iters", o.warmup_iters,
+               "Warm-up iterations (nccl-tests -w), echoed in the header: none changes the simulated time")
+      ->check(CLI::NonNegativeNumber);
+}
+
 } // namespace
 
 CLI::App* add_collbench_command(CLI::App& app, CollbenchOptions& o) {
   auto* c = app.add_subcommand("collbench", "Simulate one collective over a range of sizes and print nccl-tests' "
-                                            "columns (size count type redop time algbw busbw)");
+                                            "table (size count type redop root, time algbw busbw #wrong out of "
+                                            "place and in place); takes nccl-tests' -b -e -f -g -n -w");
   c->add_option("--platform", o.platform, "Platform YAML; default: the embedded DGX A100 cluster");
   c->add_option("--set", o.overrides, "Override any platform key by its dotted path, e.g. cluster.nodes=4")
       ->take_all()
@@ -119,9 +161,7 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchOptions& o) {
                 "Ranks of the group on each node, spread evenly over its devices (as mpirun's ppr:K:node); "
                 "default: every device of a node")
       ->check(CLI::PositiveNumber);
-  c->add_option("--min-bytes,-b", o.min_bytes, "Smallest size (nccl-tests -b), e.g. 8MiB");
-  c->add_option("--max-bytes,-e", o.max_bytes, "Largest size (nccl-tests -e), e.g. 1GiB");
-  c->add_option("--factor,-f", o.factor, "Size multiplier between rows (nccl-tests -f)")->check(CLI::Range(1.01, 1e6));
+  add_nccl_tests_options(*c, o);
   c->add_option(
       "--algorithm", o.algorithm,
       "auto, ring, tree, halving-doubling, hierarchical, in-network (NVLS/SHARP), nvls-tree, direct, pairwise");
@@ -135,44 +175,69 @@ CLI::App* add_collbench_command(CLI::App& app, CollbenchOptions& o) {
   return c;
 }
 
-void run_collbench(const CollbenchOptions& o, std::ostream& out) {
-  const config::InputText input = o.platform ? config::read_input(*o.platform) : config::embedded_default_platform();
-  const hardware::ClusterSpec cluster = config::parse_platform(input, o.overrides);
+namespace {
+
+/// The group: its size (--devices, or nccl-tests' -g when only it is given, else --per-node ranks
+/// or one node) and the devices its nodes span, refused where the platform cannot hold it.
+struct Group {
+  std::int64_t size = 0;
+  std::int64_t span = 0; // devices the group's nodes hold
+  std::string placement;
+};
+
+Group resolve_group(const CollbenchOptions& o, const hardware::ClusterSpec& cluster) {
   const std::int64_t node_devices = cluster.node.devices;
+  if (o.devices && o.ngpus && *o.devices != *o.ngpus)
+    throw InputError(fmt::format("-g/--ngpus {} and --devices {} give two group sizes", *o.ngpus, *o.devices),
+                     "-g/--ngpus", "give one of them: -g N is nccl-tests' name for --devices N");
+  const std::string flag = o.ngpus && !o.devices ? "-g/--ngpus" : "--devices";
   if (o.per_node && node_devices % *o.per_node != 0)
     throw InputError(fmt::format("--per-node {}: a node has {} devices", *o.per_node, node_devices), "--per-node",
                      fmt::format("use a divisor of {}", node_devices));
-  const std::int64_t n = o.devices.value_or(o.per_node.value_or(node_devices));
-  if (o.per_node && n % *o.per_node != 0)
-    throw InputError(fmt::format("--devices {}: not a whole number of nodes at --per-node {}", n, *o.per_node),
-                     "--devices", fmt::format("use a multiple of {}", *o.per_node));
-  const std::int64_t span = o.per_node ? n / *o.per_node * node_devices : n; // devices the group's nodes hold
-  if (span > cluster.device_count())
-    throw InputError(fmt::format("--devices {}: the platform has {} devices", n, cluster.device_count()), "--devices",
+  Group g;
+  g.size = o.devices.value_or(o.ngpus.value_or(o.per_node.value_or(node_devices)));
+  if (o.per_node && g.size % *o.per_node != 0)
+    throw InputError(fmt::format("{} {}: not a whole number of nodes at --per-node {}", flag, g.size, *o.per_node),
+                     flag, fmt::format("use a multiple of {}", *o.per_node));
+  g.span = o.per_node ? g.size / *o.per_node * node_devices : g.size;
+  if (g.span > cluster.device_count())
+    throw InputError(fmt::format("{} {}: the platform has {} devices", flag, g.size, cluster.device_count()), flag,
                      fmt::format("use at most {}, or add nodes with --set cluster.nodes=N", cluster.device_count()));
+  g.placement = o.per_node ? fmt::format("{} per node over each node's {} devices", *o.per_node, node_devices)
+                           : fmt::format("the first {} devices", g.size);
+  return g;
+}
+
+} // namespace
+
+void run_collbench(const CollbenchOptions& o, std::ostream& out) {
+  const units::Bytes min = parse_size(o.min_bytes, "-b", "-b/--minbytes"); // flags first (docs/errors.md)
+  const units::Bytes max = parse_size(o.max_bytes, "-e", "-e/--maxbytes");
+  const config::InputText input = o.platform ? config::read_input(*o.platform) : config::embedded_default_platform();
+  const hardware::ClusterSpec cluster = config::parse_platform(input, o.overrides);
+  const Group group = resolve_group(o, cluster);
   const auto kind = *lowering::collective_kind_from_string(o.collective);
   const auto algorithm = lowering::algorithm_from_string(o.algorithm);
   if (!algorithm)
     throw InputError(fmt::format("--algorithm {}: unknown", o.algorithm), "--algorithm",
                      "use auto, ring, tree, halving-doubling, hierarchical, in-network, nvls-tree, direct or pairwise");
-  const units::Bytes min = parse_size(o.min_bytes, "--min-bytes");
-  const units::Bytes max = parse_size(o.max_bytes, "--max-bytes");
-  const platform::Topology topology = platform::build_topology(cluster, span);
+  report::CollbenchResult result;
+  result.settings = {min, max, o.factor, o.iters, o.warmup_iters, group.placement};
+  const platform::Topology topology = platform::build_topology(cluster, group.span);
   Bench bench{topology,
-              platform::collective_policy(cluster, span),
-              group_devices(n, o.per_node, node_devices),
+              platform::collective_policy(cluster, group.span),
+              group_devices(group.size, o.per_node, cluster.node.devices),
               kind,
               o.chunks,
               o.channels,
-              report::bus_factor(o.collective, n)};
+              report::bus_factor(o.collective, group.size)};
   bench.policy.algorithms.fill(*algorithm);
   require_in_network(bench, *algorithm, o.algorithm);
   bench.policy.lowering = *lowering::collective_lowering_from_string(o.collective_lowering);
-  report::CollbenchResult result;
   result.platform = cluster.name;
   result.collective = o.collective;
-  result.devices = n;
-  for (units::Bytes size = min; size <= max * (1 + 1e-9); size = size * o.factor)
+  result.devices = group.size;
+  for (units::Bytes size = min; size <= max * (1 + 1e-9); size = next_size(size, o.factor))
     result.rows.push_back(bench_one(bench, size));
   report::write_collbench_table(out, result);
   if (o.json) fileio::write_file_atomically(*o.json, report::collbench_json(result));

@@ -1,7 +1,7 @@
-// Private: `twocs collbench --platform FILE [--collective C] [--devices N] [--min-bytes S]
-// [--max-bytes S] [--algorithm A] [--json FILE]`: the nccl-tests of a simulated platform. Each
-// size is lowered to point-to-point messages (the same schedules as `twocs run`) and simulated
-// on the platform's links by the same engine.
+// Private: `twocs collbench --platform FILE [--collective C] [-g N] [-b S] [-e S] [-f F] [-n N]
+// [-w N] [--algorithm A] [--json FILE]`: the nccl-tests of a simulated platform, with nccl-tests'
+// flags and table. Each size is lowered to point-to-point messages (the same schedules as
+// `twocs run`) and simulated on the platform's links by the same engine.
 #pragma once
 
 #include <cstdint>
@@ -20,10 +20,13 @@ struct CollbenchOptions {
   std::vector<std::string> overrides;
   std::string collective = "all-reduce";
   std::optional<std::int64_t> devices;  // default: one node (or --per-node ranks)
+  std::optional<std::int64_t> ngpus;    // nccl-tests' -g: the same group size as --devices
   std::optional<std::int64_t> per_node; // ranks per node, spread over its devices; default: the first N devices
   std::string min_bytes = "8MiB";
   std::string max_bytes = "1GiB";
-  double factor = 2.0; // nccl-tests -f
+  double factor = 2.0;  // nccl-tests -f
+  int iters = 20;       // nccl-tests -n, echoed (v2.16.9 src/common.cu default)
+  int warmup_iters = 1; // nccl-tests -w, echoed (v2.16.9 src/common.cu default)
   std::string algorithm = "auto";
   int chunks = 1;              // pipeline slices per channel
   std::optional<int> channels; // default: one per NIC across nodes, one within a node

@@ -1,17 +1,16 @@
+// nccl-tests' conventions for `twocs collbench` (the columns' values) and its JSON; the text table
+// is collbench_nccl_table.cpp.
 #include <twocs/report/collbench_table.hpp>
 
-#include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 namespace twocs::report {
 namespace {
 
-/// nccl-tests' reduction column: sum for reductions, none otherwise.
-std::string_view redop_of(std::string_view collective) {
-  return collective == "all-reduce" || collective == "reduce-scatter" ? "sum" : "none";
-}
-
-constexpr double bytes_per_float = 4; // nccl-tests' default type, float
+constexpr double bytes_per_float = 4; // nccl-tests' default type, float (-d float)
 
 } // namespace
 
@@ -23,16 +22,32 @@ double bus_factor(std::string_view collective, std::int64_t devices) {
   return 1.0;
 }
 
-void write_collbench_table(std::ostream& out, const CollbenchResult& r) {
-  out << fmt::format("# twocs collbench: {} on {} devices of {} (simulated)\n", r.collective, r.devices, r.platform);
-  out << fmt::format("#{:>14} {:>14} {:>7} {:>6} {:>12} {:>8} {:>8}  {}\n", "size", "count", "type", "redop", "time",
-                     "algbw", "busbw", "algorithm");
-  out << fmt::format("#{:>14} {:>14} {:>7} {:>6} {:>12} {:>8} {:>8}\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
-                     "(GB/s)");
-  for (const CollbenchRow& row : r.rows)
-    out << fmt::format(" {:>14.0f} {:>14.0f} {:>7} {:>6} {:>12.2f} {:>8.2f} {:>8.2f}  {}\n", row.size.value(),
-                       row.size.value() / bytes_per_float, "float", redop_of(r.collective), row.time.value() * 1e6,
-                       row.algbw.value() / 1e9, row.busbw.value() / 1e9, row.algorithm);
+std::string_view nccl_redop(std::string_view collective) {
+  // all_reduce.cu, reduce_scatter.cu and sendrecv.cu print the op (default -o sum); all_gather.cu,
+  // alltoall.cu and broadcast.cu pass "none".
+  return collective == "all-reduce" || collective == "reduce-scatter" || collective == "send-recv" ? "sum" : "none";
+}
+
+int nccl_root(std::string_view collective) {
+  // broadcast.cu times root `ncclroot` (default 0, -r); every other test passes root -1.
+  return collective == "broadcast" ? 0 : -1;
+}
+
+std::int64_t nccl_count(std::string_view collective, units::Bytes size, std::int64_t devices) {
+  const auto count = static_cast<std::int64_t>(std::floor(size.value() / bytes_per_float));
+  if (collective != "all-gather" && collective != "reduce-scatter" && collective != "all-to-all") return count;
+  // v2.16.9 all_gather.cu, reduce_scatter.cu, alltoall.cu: `(count/nranks) & -(16/eltSize)`.
+  const std::int64_t per_rank = count / std::max<std::int64_t>(devices, 1);
+  return per_rank - per_rank % static_cast<std::int64_t>(16 / bytes_per_float);
+}
+
+double average_busbw_gbps(const CollbenchResult& r) {
+  // common.cu sums busBw over every BenchTime call (out-of-place and in-place) and divides by their
+  // number: `bw[0] /= bw_count[0]`. Both groups carry the same simulated time here.
+  if (r.rows.empty()) return 0;
+  double sum = 0;
+  for (const CollbenchRow& row : r.rows) sum += row.busbw.value() / 1e9;
+  return sum / static_cast<double>(r.rows.size());
 }
 
 std::string collbench_json(const CollbenchResult& r) {
@@ -45,11 +60,21 @@ std::string collbench_json(const CollbenchResult& r) {
     rows.push_back({{"size_bytes", row.size.value()},
                     {"count", row.size.value() / bytes_per_float},
                     {"type", "float"},
-                    {"redop", redop_of(r.collective)},
+                    {"redop", nccl_redop(r.collective)},
                     {"time_s", row.time.value()},
                     {"algbw_GBps", row.algbw.value() / 1e9},
                     {"busbw_GBps", row.busbw.value() / 1e9},
-                    {"algorithm", row.algorithm}});
+                    {"algorithm", row.algorithm},
+                    {"root", nccl_root(r.collective)},
+                    {"nccl_count", nccl_count(r.collective, row.size, r.devices)}});
+  const CollbenchSettings& s = r.settings;
+  j["min_bytes"] = s.min_bytes.value();
+  j["max_bytes"] = s.max_bytes.value();
+  j["step_factor"] = s.factor;
+  j["iters"] = s.iters;
+  j["warmup_iters"] = s.warmup_iters;
+  j["placement"] = s.placement;
+  j["avg_busbw_GBps"] = average_busbw_gbps(r);
   return j.dump(2) + "\n";
 }
 

@@ -120,6 +120,46 @@ Bytes parse_bytes(std::string_view text) {
   return Bytes(scaled(q, size->first, text));
 }
 
+namespace {
+
+/// 1024 to the power of nccl-tests' size letter (src/common.cu, parsesize: "We use the binary
+/// system, so M=Mebibytes and G=Gibibytes"; K, M, G there, T added here for terabyte ranges).
+std::optional<double> nccl_size_letter(char letter) {
+  switch (std::tolower(static_cast<unsigned char>(letter))) {
+  case 'k': return 1024.0;
+  case 'm': return 1024.0 * 1024.0;
+  case 'g': return 1024.0 * 1024.0 * 1024.0;
+  case 't': return 1024.0 * 1024.0 * 1024.0 * 1024.0;
+  default: return std::nullopt;
+  }
+}
+
+} // namespace
+
+Bytes parse_nccl_bytes(std::string_view text) {
+  std::size_t pos = 0;
+  std::size_t end = text.size();
+  while (pos < end && is_space(text[pos])) ++pos;
+  while (end > pos && is_space(text[end - 1])) --end;
+  if (pos == end) throw UnitError("empty size; write bytes (8), 128K, 1M, 8G or a unit such as 8MiB", 0);
+  const std::size_t sign = text[pos] == '-' || text[pos] == '+' ? 1 : 0;
+  std::size_t num_end = pos + sign;
+  while (num_end < end && (std::isdigit(static_cast<unsigned char>(text[num_end])) || text[num_end] == '.')) ++num_end;
+  double number = 0;
+  const char* first = text.data() + pos + (text[pos] == '+' ? 1 : 0); // from_chars takes '-' but not '+'
+  const auto [ptr, ec] = std::from_chars(first, text.data() + num_end, number);
+  if (num_end == pos + sign || ec != std::errc() || ptr != text.data() + num_end) return parse_bytes(text);
+  std::size_t letter = num_end;
+  while (letter < end && is_space(text[letter])) ++letter;
+  if (letter == end) return Bytes(std::trunc(number));
+  if (letter + 1 != end) return parse_bytes(text); // a unit: "8MiB", "1GB"
+  if (const auto factor = nccl_size_letter(text[letter])) return Bytes(std::trunc(number * *factor));
+  if (text[letter] == 'B' || text[letter] == 'b') return parse_bytes(text); // "512B", "8b" (bits)
+  throw UnitError(
+      fmt::format("unknown size suffix '{}'; nccl-tests' suffixes are K, M, G and T (powers of 1024)", text[letter]),
+      letter);
+}
+
 ByteRate parse_byte_rate(std::string_view text) {
   const auto q = split(text, example_byte_rate);
   const auto size = read_size_unit(q.unit);

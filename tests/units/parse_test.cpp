@@ -97,3 +97,38 @@ TEST_CASE("a value that overflows with its prefix is refused, never infinite") {
   CHECK_THROWS_AS((void)parse_flops("1e300PFLOP"), UnitError);
   CHECK(parse_bytes("1e300B").value() == 1e300); // finite: the config layer bounds it
 }
+
+TEST_CASE("nccl-tests sizes: plain bytes and K, M, G, T as powers of 1024, either case") {
+  CHECK(parse_nccl_bytes("8").value() == 8.0);
+  CHECK(parse_nccl_bytes("128K").value() == 131072.0);
+  CHECK(parse_nccl_bytes("128k").value() == 131072.0);
+  CHECK(parse_nccl_bytes("1M").value() == 1048576.0);
+  CHECK(parse_nccl_bytes("8G").value() == 8.0 * 1073741824.0);
+  CHECK(parse_nccl_bytes("8g").value() == 8.0 * 1073741824.0);
+  CHECK(parse_nccl_bytes("2T").value() == 2.0 * 1099511627776.0);
+  CHECK(parse_nccl_bytes(" 1.5 M ").value() == 1.5 * 1048576.0);
+  CHECK(parse_nccl_bytes("2.5").value() == 2.0); // truncated to whole bytes, as nccl-tests' size_t
+  CHECK(parse_nccl_bytes("+16").value() == 16.0);
+}
+
+TEST_CASE("nccl-tests sizes: twocs's units keep their meaning, bad text is refused where it is wrong") {
+  CHECK(parse_nccl_bytes("8MiB").value() == 8.0 * 1048576.0);
+  CHECK(parse_nccl_bytes("1GB").value() == 1e9); // decimal, as everywhere in twocs
+  CHECK(parse_nccl_bytes("512B").value() == 512.0);
+  CHECK(parse_nccl_bytes("8b").value() == 1.0);  // bits
+  CHECK(parse_nccl_bytes("-1").value() == -1.0); // the caller refuses it
+  CHECK(parse_nccl_bytes("0").value() == 0.0);
+
+  auto [suffix, suffix_at] = failure(parse_nccl_bytes, "8X");
+  CHECK(suffix.find("unknown size suffix 'X'") != std::string::npos);
+  CHECK(suffix_at == 1);
+  auto [empty, empty_at] = failure(parse_nccl_bytes, "");
+  CHECK(empty.find("empty size") != std::string::npos);
+  CHECK(empty_at == 0);
+  auto [unit, unit_at] = failure(parse_nccl_bytes, "8XB");
+  CHECK(unit.find("unknown size unit 'XB'") != std::string::npos);
+  CHECK(unit_at == 1);
+  CHECK_THROWS_AS((void)parse_nccl_bytes("K"), UnitError);
+  CHECK_THROWS_AS((void)parse_nccl_bytes("1.2.3K"), UnitError);
+  CHECK_THROWS_AS((void)parse_nccl_bytes("-"), UnitError);
+}

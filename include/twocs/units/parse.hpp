@@ -27,6 +27,12 @@ private:
 };
 
 [[nodiscard]] Bytes parse_bytes(std::string_view text);
+/// A size as NVIDIA nccl-tests reads -b and -e (src/common.cu, parsesize): a plain number is
+/// bytes ("8"), one letter K, M, G or T in either case after it a power of 1024 ("128K", "1M",
+/// "8G"); the result is truncated to whole bytes, as nccl-tests casts it to size_t. Any other
+/// text is read by parse_bytes ("8MiB", "1GB"). Negative and zero values are returned: the
+/// caller decides what it accepts.
+[[nodiscard]] Bytes parse_nccl_bytes(std::string_view text);
 [[nodiscard]] ByteRate parse_byte_rate(std::string_view text);
 [[nodiscard]] Flops parse_flops(std::string_view text);
 [[nodiscard]] FlopRate parse_flop_rate(std::string_view text);
