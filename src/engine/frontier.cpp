@@ -35,9 +35,13 @@ const sg::Host* first_host(const std::vector<sg::Host*>& hosts) {
 }
 
 /// Payload of a transfer in whole bytes, as SimGrid counts them.
+/// SimGrid moves whole bytes. A message of a fraction of a byte (a tiny collective cut into many
+/// pieces) still moves one and pays its latency; only a message of no bytes at all (a coarse ring's
+/// end, a zero-byte join) costs nothing.
 std::uint64_t payload_bytes(const lowering::Transfer& transfer) {
   assert(transfer.bytes.value() >= 0 && std::isfinite(transfer.bytes.value()));
-  return static_cast<std::uint64_t>(std::llround(transfer.bytes.value()));
+  if (transfer.bytes.value() <= 0) return 0;
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(transfer.bytes.value())));
 }
 
 bool costs_nothing(const lowering::TaskGraph& graph, TaskId id) {

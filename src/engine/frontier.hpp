@@ -20,11 +20,10 @@ namespace twocs::engine::detail {
 /// (network_actions.hpp), which avoids that scan; a coarse collective's transfer first waits for
 /// the latencies of the steps it stands for (lowering/collective_lowering.hpp). Kernels run
 /// outside SimGrid's models (device_compute.hpp). Tasks that cost nothing (zero duration, payload
-/// under one byte) complete at once. Compute kernels slow down while their device has a transfer
-/// in flight (`interference`, comm_interference.hpp). Reports progress through options.on_progress. Throws
-/// SimulationError when some task never ran.
-/// `slowdowns`: each device's clock slowdown (platform_builder.hpp, device_slowdowns); a kernel
-/// takes its duration x (1 + (slowdown - 1) x its clock share).
+/// of no bytes at all) complete at once; a fraction of a byte moves one. Compute kernels slow down while their device
+/// has a transfer in flight (`interference`, comm_interference.hpp). Reports progress through options.on_progress.
+/// Throws SimulationError when some task never ran. `slowdowns`: each device's clock slowdown (platform_builder.hpp,
+/// device_slowdowns); a kernel takes its duration x (1 + (slowdown - 1) x its clock share).
 [[nodiscard]] Timeline run_frontier(const lowering::TaskGraph& graph, const std::vector<simgrid::s4u::Host*>& hosts,
                                     EngineSession& session, const hardware::CommInterference& interference,
                                     std::vector<double> slowdowns, EngineStats* stats,

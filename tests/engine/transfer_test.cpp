@@ -130,3 +130,14 @@ TEST_CASE("a transfer waits for its predecessor and overlaps compute on other st
   CHECK(finish_of(timeline, overlap) == exactly(5e-3)); // a transfer does not slow the host
   CHECK(finish_of(timeline, consume) == exactly(arrival + 1e-3));
 }
+
+TEST_CASE("a fraction of a byte moves one byte and pays the route's latency, and no bytes at all cost nothing") {
+  const auto topology = make_topology(ClusterLinks{});
+  lowering::TaskGraph graph(2);
+  const auto tiny = add_transfer(graph, 0, 1, units::Bytes(0.2));
+  const auto none = add_transfer(graph, 1, 0, units::Bytes(0));
+  const auto timeline = engine::simulate(graph, topology);
+  const double one_byte = 1.0 / ClusterLinks{}.node_bandwidth.value();
+  CHECK(finish_of(timeline, tiny) == doctest::Approx(topology.route_latency(0, 1).value() + one_byte).epsilon(1e-6));
+  CHECK(finish_of(timeline, none) == 0.0);
+}
