@@ -23,7 +23,10 @@ void synchronise_embedding(const IterationContext& context, DeviceLowering& devi
                             units::Bytes(elements * device.gradients.element_size()),
                             context.labels.embedding_sync,
                             -1,
-                            -1};
+                            -1,
+                            Algorithm::ring,
+                            ScheduleShape{},
+                            std::nullopt};
   device.program.collective(spec, {a, b}, {});
 }
 

@@ -44,7 +44,10 @@ void PipelineExchange::gather_received(DeviceLowering& device, const WorkItem& i
       model::size_of(context_.activation_elements(), model::activation_dtype(context_.plan.dtype)),
       context_.labels.boundary_gather,
       -1,
-      static_cast<std::int32_t>(item.micro_batch)};
+      static_cast<std::int32_t>(item.micro_batch),
+      Algorithm::ring,
+      ScheduleShape{},
+      std::nullopt};
   device.program.collective(gather, context_.layout.group(device.device(), model::CommGroup::tensor), {}, transfer);
 }
 
