@@ -259,6 +259,10 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
   const model::TrainingPlan& plan = chosen.plan;
   const auto& par = plan.parallelism;
   log.info("{} on {}: {} devices ({})", model.name, cluster.name, plan.world_size(), model::describe_degrees(par));
+  if (!options.platform && options.workload)
+    log.info("platform {}: {}", scenario.platform_file,
+             scenario.platform_file.starts_with('<') ? "the workload names none (write platform: PATH in it)"
+                                                     : "named by the workload's platform: key");
 
   check_trace_filter(options.trace_filter, plan.world_size());
   const auto memory = analysis::summarize_memory(model, plan, cluster);

@@ -136,13 +136,42 @@ Scenario load_scenario(const InputText& workload, const InputText& platform,
   for (const auto& [kind, algorithm] : w.workload.collectives) p.cluster.network.collectives[kind] = algorithm;
   // The host's launch time is the platform's unless the workload names its own (CUDA graphs: 0).
   if (!w.workload.plan.host.launch_time) w.workload.plan.host.launch_time = p.cluster.node.host_launch_time;
-  return {std::move(w.workload), std::move(p.cluster)};
+  return {std::move(w.workload), std::move(p.cluster), {}};
+}
+
+std::optional<std::filesystem::path> platform_named_by(const InputText& workload) {
+  const YamlNode document = detail::parse_yaml_file(workload.text, workload.name, "'model:' and 'training:'");
+  const YamlEntry* entry = document.find("platform");
+  if (!entry) return std::nullopt;
+  const YamlNode& value = entry->value;
+  if (value.kind != YamlNode::Kind::scalar || value.scalar.empty()) {
+    InputError error(fmt::format("platform: expected the path of a platform file, got {}", detail::describe(value)),
+                     "platform", "write e.g. 'platform: ../platforms/dgx-h100.yaml' (relative to the workload file)");
+    error.set_location(value.kind == YamlNode::Kind::null ? entry->key_where : value.where);
+    throw error;
+  }
+  const bool is_file = !workload.name.empty() && workload.name.front() != '<';
+  const std::filesystem::path base = is_file ? std::filesystem::path(workload.name).parent_path() : "";
+  const std::filesystem::path path = base / value.scalar;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    InputError error(fmt::format("platform: '{}' (resolved to '{}') is not a file", value.scalar, path.string()),
+                     "platform",
+                     "give the platform file's path relative to the workload file, or pass --platform FILE");
+    error.set_location(value.where);
+    throw error;
+  }
+  return path;
 }
 
 Scenario load_scenario(const ScenarioSources& sources) {
   const InputText workload = sources.workload ? read_input(*sources.workload) : embedded_default_workload();
-  const InputText platform = sources.platform ? read_input(*sources.platform) : embedded_default_platform();
-  return load_scenario(workload, platform, sources.overrides);
+  std::optional<std::filesystem::path> platform_file = sources.platform;
+  if (!platform_file && sources.workload) platform_file = platform_named_by(workload);
+  const InputText platform = platform_file ? read_input(*platform_file) : embedded_default_platform();
+  Scenario scenario = load_scenario(workload, platform, sources.overrides);
+  scenario.platform_file = platform.name;
+  return scenario;
 }
 
 Workload parse_workload(const InputText& workload, const std::vector<std::string>& overrides) {

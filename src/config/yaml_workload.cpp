@@ -15,7 +15,8 @@ namespace {
 using model::TrainingPlan;
 using model::TransformerConfig;
 
-constexpr std::array<std::string_view, 2> workload_keys = {"model", "training"};
+// `platform`: the platform file the workload was written for (read by scenario_loader.cpp).
+constexpr std::array<std::string_view, 3> workload_keys = {"model", "training", "platform"};
 constexpr std::array<std::string_view, 22> model_keys = {
     "name",      "layers",  "hidden", "heads",      "kv_heads",       "ffn_hidden",           "ffn_kind",
     "vocab",     "seq_len", "norm",   "position",   "attention_mask", "tied_embeddings",      "head_dim",

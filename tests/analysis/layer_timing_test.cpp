@@ -62,6 +62,7 @@ model::TrainingPlan table4_plan(const Mode& mode) {
   plan.parallelism.sequence = mode.sequence_parallel;
   plan.recompute = mode.recompute;
   plan.dtype = model::Dtype::fp16;
+  plan.attention = model::AttentionKernel::unfused; // Megatron-LM of 2022, before FlashAttention
   return plan;
 }
 

@@ -100,7 +100,7 @@ TEST_CASE("a run that does not fit in memory is reported in the table, then exit
   TempDir dir("validate-oom");
   const std::string suite = small_suite(dir, "{iteration_time: 1s}");
   std::string text = twocs::test::read_text(suite);
-  text += "    set: [device.memory=1GiB]\n";
+  text += "    set: [device.memory=512MiB]\n";
   dir.write("suite.yaml", text);
   const auto r = run_command_line({"validate", suite});
   CHECK(r.code == 3);

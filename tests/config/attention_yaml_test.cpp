@@ -1,4 +1,5 @@
-// training.attention: unfused (default) | fused, read strictly like every other choice.
+// training.attention: fused (default since FlashAttention, interface.md "Added for the next round") | unfused, read
+// strictly like every other choice.
 #include <doctest/doctest.h>
 
 #include <twocs/config/scenario_loader.hpp>
@@ -8,13 +9,13 @@
 using namespace twocs;
 using test::where;
 
-TEST_CASE("training.attention defaults to unfused and reads fused") {
-  CHECK(config::parse_workload({"w.yaml", test::small_workload}).plan.attention == model::AttentionKernel::unfused);
-  const auto fused = config::parse_workload({"w.yaml", test::small_workload + "  attention: fused\n"});
-  CHECK(fused.plan.attention == model::AttentionKernel::fused);
-  const auto set = config::parse_workload({"w.yaml", test::small_workload}, {"training.attention=fused"});
-  CHECK(set.plan.attention == model::AttentionKernel::fused);
-  CHECK(model::to_string(set.plan.attention) == "fused");
+TEST_CASE("training.attention defaults to fused and reads unfused") {
+  CHECK(config::parse_workload({"w.yaml", test::small_workload}).plan.attention == model::AttentionKernel::fused);
+  const auto unfused = config::parse_workload({"w.yaml", test::small_workload + "  attention: unfused\n"});
+  CHECK(unfused.plan.attention == model::AttentionKernel::unfused);
+  const auto set = config::parse_workload({"w.yaml", test::small_workload}, {"training.attention=unfused"});
+  CHECK(set.plan.attention == model::AttentionKernel::unfused);
+  CHECK(model::to_string(set.plan.attention) == "unfused");
 }
 
 TEST_CASE("a misspelt attention kernel is located and corrected") {

@@ -132,6 +132,7 @@ TEST_CASE("pipelines of every schedule lower to an acyclic DAG whose collectives
 TEST_CASE("recomputation adds the recomputed forward kernels before each layer's backward") {
   const auto model = tiny_model(2);
   auto plan = plan_of(1, 1, 1, 1);
+  plan.attention = model::AttentionKernel::unfused; // selective recomputation re-runs its 4 core kernels
   const auto cost = a100();
   const auto kernels = [&](model::Recompute r) {
     plan.recompute = r;

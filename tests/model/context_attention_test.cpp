@@ -265,6 +265,7 @@ TEST_CASE("context parallelism needs fused attention and a sequence of 2 cp equa
   auto m = twocs::testing::gpt(4, 512, 8, 2048, 1000);
   auto plan = twocs::testing::plan_of(1, 1, 2, 2);
   plan.parallelism.context = 4;
+  plan.attention = AttentionKernel::unfused;
   CHECK_THROWS_WITH_AS(validate(m, plan), doctest::Contains("fused attention"), twocs::InputError);
   plan.attention = AttentionKernel::fused;
   CHECK_NOTHROW(validate(m, plan));

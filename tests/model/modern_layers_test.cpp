@@ -137,6 +137,7 @@ TEST_CASE("context parallelism without fused attention and a model of dense laye
   plan.global_batch = 8;
   plan.micro_batch = 1;
   plan.parallelism.context = 2;
+  plan.attention = AttentionKernel::unfused;
   CHECK_THROWS_AS(validate(m, plan), twocs::InputError);
   plan.parallelism.context = 1;
   m.moe = MoeConfig{8, 2, 256, 0, 4, 0, 1.0}; // every layer dense: no MoE layer left

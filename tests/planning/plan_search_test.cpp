@@ -148,9 +148,11 @@ TEST_CASE("nothing fits: out of memory, and nothing divides: an input error") {
   auto overrides = wide_layer;
   overrides.push_back("device.memory=10GB"); // 97 GB / 8 = 12 GB of state alone at t = 8
   CHECK_THROWS_AS((void)search(scenario(overrides), planning::Objective::smallest, 4, no_simulation), OutOfMemoryError);
-  // 7 heads and 1 layer: only t = 1 divides the heads, and data = 8 does not divide a batch of 4.
-  const auto odd = scenario({"training.parallelism.search=smallest", "model.layers=1", "model.heads=7",
-                             "model.hidden=896", "cluster.nodes=1", "training.global_batch=4"});
+  // 7 heads and 1 layer: only t = 1 divides the heads, and data = 8 does not divide a batch of 4
+  // (unfused attention: no context parallelism to take the other factor).
+  const auto odd =
+      scenario({"training.parallelism.search=smallest", "model.layers=1", "model.heads=7", "model.hidden=896",
+                "cluster.nodes=1", "training.global_batch=4", "training.attention=unfused"});
   CHECK_THROWS_AS((void)search(odd, planning::Objective::smallest, 4, no_simulation), InputError);
 }
 
@@ -183,7 +185,9 @@ TEST_CASE("context parallelism is searched with fused attention only, and each d
   }
   CHECK(with_context > 0);
 
-  const auto unfused = scenario(long_sequences);
+  auto unfused_overrides = long_sequences;
+  unfused_overrides.push_back("training.attention=unfused");
+  const auto unfused = scenario(unfused_overrides);
   for (const auto& c :
        planning::enumerate_candidates(unfused.workload.model, unfused.workload.plan, unfused.cluster, *cost).fitting)
     CHECK(c.plan.parallelism.context == 1); // Megatron-Core's context parallelism needs fused attention

@@ -32,6 +32,9 @@ struct Workload {
 struct Scenario {
   Workload workload;
   hardware::ClusterSpec cluster;
+  /// Where the platform came from: --platform, the workload's `platform:` key, or
+  /// "<embedded platforms/...>" (set by load_scenario(const ScenarioSources&)).
+  std::string platform_file;
 };
 
 /// Text of an input with the name errors should use for it ("workloads/gpt3.yaml",
@@ -43,11 +46,18 @@ struct InputText {
 
 struct ScenarioSources {
   std::optional<std::filesystem::path> workload; // none: the embedded default workload
-  std::optional<std::filesystem::path> platform; // none: the embedded default platform
+  /// none: the file the workload's top-level `platform:` key names (relative to the workload
+  /// file), else the embedded default platform
+  std::optional<std::filesystem::path> platform;
   /// "KEY=VALUE" with KEY a dotted path; `model.*` and `training.*` go to the workload, the
   /// platform's top-level keys (`name`, `device.*`, `node.*`, `cluster.*`) to the platform.
   std::vector<std::string> overrides;
 };
+
+/// The platform file a workload names with its top-level `platform:` key, resolved against the
+/// workload file's folder; none without the key. Throws InputError, located at the key, when
+/// the value is not a path or names no file.
+[[nodiscard]] std::optional<std::filesystem::path> platform_named_by(const InputText& workload);
 
 /// Reads, overrides and validates both files, then checks them against each other (world
 /// size versus devices, a peak FLOP rate for the training dtype).

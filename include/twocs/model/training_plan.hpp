@@ -175,8 +175,8 @@ struct TrainingPlan {
   Parallelism parallelism;
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
-  RecomputeModules recompute_modules; // with recompute: selective
-  AttentionKernel attention = AttentionKernel::unfused;
+  RecomputeModules recompute_modules;                 // with recompute: selective
+  AttentionKernel attention = AttentionKernel::fused; // every framework since 2023 (FlashAttention, Dao et al. 2022)
   /// Which of the platform's measured fused attention implementations runs (`training.
   /// attention_kernel`: "cudnn", "flash2", as the platform's rows name them); empty: the
   /// platform's default (hardware/attention_kernel.hpp).
