@@ -201,8 +201,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       {add_collbench_command(app, o.collbench), ok([&] { run_collbench(o.collbench, out); })},
       {add_analyze_command(app, o.analyze), ok([&] { run_analyze(o.analyze, out); })},
       {add_sweep_command(app, o.sweep), [&] { return run_sweep_command(o.sweep, out, err); }},
-      {add_study_report_command(app, o.report),
-       ok([&] { write_study_report(o.report.results, o.report.output, o.report); })},
+      {add_study_report_command(app, o.report), ok([&] { run_report_command(o.report, out); })},
       {add_import_command(app, o.import), ok([&] { run_import_hf(o.import, out); })},
   };
   try {

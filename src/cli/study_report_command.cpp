@@ -5,17 +5,22 @@
 
 #include <fmt/format.h>
 
+#include <twocs/config/scenario_loader.hpp>
 #include <twocs/error.hpp>
 #include <twocs/fileio/output_file.hpp>
+#include <twocs/report/compare_html.hpp>
 #include <twocs/report/results_csv.hpp>
 #include <twocs/report/study_html.hpp>
 
 namespace twocs::cli {
 
 CLI::App* add_study_report_command(CLI::App& app, StudyReportOptions& o) {
-  auto* report = app.add_subcommand("report", "Write the HTML page of a sweep's results CSV");
-  report->add_option("results", o.results, "Results CSV written by twocs sweep")->required();
-  report->add_option("--output,-o", o.output, "HTML file to write")->required();
+  auto* report = app.add_subcommand("report", "Write the HTML page of a sweep's results CSV, or compare two runs");
+  report->add_option("results", o.results, "Results CSV written by twocs sweep");
+  report->add_option("--output,-o", o.output, "HTML file to write (with --compare: default A-vs-B.html)");
+  report->add_option("--compare", o.compare, "Two summaries written by twocs run --json, side by side")
+      ->expected(2)
+      ->excludes(report->get_option("results"));
   report->add_option("--x", o.x_axis, "The axis to chart first (default: the study's first axis)");
   report->add_option("--title", o.title, "Page title (default: the CSV's file name)");
   return report;
@@ -39,6 +44,30 @@ void write_study_report(const std::filesystem::path& results, const std::filesys
   }
   report::StudyHtmlOptions html{options.title.empty() ? results.filename().string() : options.title, options.x_axis};
   fileio::write_file_atomically(output, [&](std::ostream& os) { report::write_study_html(os, table, html); });
+}
+
+void run_report_command(const StudyReportOptions& options, std::ostream& out) {
+  if (options.compare.empty()) {
+    if (options.results.empty())
+      throw InputError("twocs report: nothing to report", {},
+                       "give a sweep's CSV (twocs report RESULTS.csv -o study.html) or two run summaries "
+                       "(twocs report --compare A.json B.json)");
+    if (options.output.empty())
+      throw InputError("twocs report: --output is required for a study page", {}, "add -o study.html");
+    write_study_report(options.results, options.output, options);
+    return;
+  }
+  const auto read = [](const std::filesystem::path& path) {
+    config::InputText input = config::read_input(path);
+    return report::RunSummaryText{std::move(input.name), std::move(input.text)};
+  };
+  const std::string page = report::compare_html(read(options.compare[0]), read(options.compare[1]));
+  const std::filesystem::path output = options.output.empty()
+                                           ? std::filesystem::path(options.compare[0].stem().string() + "-vs-" +
+                                                                   options.compare[1].stem().string() + ".html")
+                                           : options.output;
+  fileio::write_file_atomically(output, [&](std::ostream& os) { os << page; });
+  out << "twocs: wrote " << output.string() << "\n";
 }
 
 } // namespace twocs::cli

@@ -1,8 +1,10 @@
-// Private: `twocs report RESULTS.csv -o study.html`, the HTML page of a sweep's results.
+// Private: `twocs report RESULTS.csv -o study.html`, the HTML page of a sweep's results, and
+// `twocs report --compare A.json B.json [-o FILE]`, two runs side by side.
 #pragma once
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -11,7 +13,8 @@ namespace twocs::cli {
 struct StudyReportOptions {
   std::filesystem::path results;
   std::filesystem::path output;
-  std::string x_axis; // the axis charted first
+  std::vector<std::filesystem::path> compare; // --compare A.json B.json
+  std::string x_axis;                         // the axis charted first
   std::string title;
 };
 
@@ -21,5 +24,10 @@ CLI::App* add_study_report_command(CLI::App& app, StudyReportOptions& options);
 /// one that is not a sweep's (no scenario and status columns).
 void write_study_report(const std::filesystem::path& results, const std::filesystem::path& output,
                         const StudyReportOptions& options);
+
+/// `twocs report`: the study page, or with --compare the page of two run summaries (written to
+/// -o, by default A-vs-B.html beside the current directory). Throws InputError for a missing
+/// or extra argument, an unreadable file, or a file that is not what the mode reads.
+void run_report_command(const StudyReportOptions& options, std::ostream& out);
 
 } // namespace twocs::cli
