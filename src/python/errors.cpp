@@ -31,7 +31,8 @@ void bind_errors(py::module_& module) {
   error = new_exception(module, "Error", py::make_tuple(py::handle(PyExc_Exception)));
   input_error = new_exception(module, "InputError", py::make_tuple(error, py::handle(PyExc_ValueError)));
   out_of_memory = new_exception(module, "OutOfMemoryError", py::make_tuple(error, py::handle(PyExc_RuntimeError)));
-  py::register_exception_translator([](std::exception_ptr thrown) {
+  // pybind11's translator type is void(*)(std::exception_ptr): the parameter is by value.
+  py::register_exception_translator([](std::exception_ptr thrown) { // NOLINT(performance-unnecessary-value-param)
     try {
       if (thrown) std::rethrow_exception(thrown);
     } catch (const InputError& e) {

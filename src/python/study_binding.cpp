@@ -26,6 +26,7 @@ namespace {
 /// its error line on the child's stderr (the CSV's `reason`), and no exec of another program.
 int run_in_child(const std::vector<std::string>& argv) {
   std::vector<const char*> args;
+  args.reserve(argv.size());
   for (const std::string& a : argv) args.push_back(a.c_str());
   std::ostringstream ignored; // --quiet: nothing is printed
   const int code = cli::run_cli(static_cast<int>(args.size()), args.data(), ignored, std::cerr);

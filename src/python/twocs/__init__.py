@@ -77,7 +77,7 @@ class Result:
         (compute, transfer, host), name (the kernel or collective), pass, layer and micro_batch
         (-1: none), start_s, end_s, peer (a transfer's receiver, else -1) and bytes (a transfer's
         payload or a kernel's memory traffic). `devices` (a list of device ids) keeps only theirs;
-        a folded run has rows only for the devices it simulated. About 60 bytes a row."""
+        a folded run has rows only for the devices it simulated. About 45 bytes a row."""
         import pandas as pd
 
         columns = self._handle.timeline_columns(None if devices is None else [int(d) for d in devices])
