@@ -37,6 +37,7 @@ namespace {
 
 pid_t spawn(const std::vector<std::string>& argv, const std::filesystem::path& stderr_file, const InChild& in_child) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const std::string err_path = stderr_file.string();
