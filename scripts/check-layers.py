@@ -3,8 +3,9 @@
 
 Rules:
   1. A file of layer L (src/L/**, include/twocs/L/**) includes only twocs headers of L and of
-     the layers L links, directly or through them, per the `twocs_layer(NAME DEPS ...)` lines of
-     CMakeLists.txt; so an upward include fails here before it fails to link.
+     the layers L links, directly or through them, per the `twocs_layer(NAME DEPS ...)` and
+     `twocs_python_module(NAME DEPS ...)` lines of CMakeLists.txt; so an upward include fails
+     here before it fails to link.
   2. Only the engine includes SimGrid headers, and only the engine links SimGrid.
   3. The config layer does not depend on the engine (it never links SimGrid).
   4. Only config, report, fileio and cli may open files or print: the core layers (units,
@@ -25,7 +26,8 @@ def declared_layers(root):
     """{layer: set of direct twocs deps} and {layer: set of all link deps} from CMakeLists.txt."""
     text = (root / "CMakeLists.txt").read_text()
     deps, links = {}, {}
-    for m in re.finditer(r"^twocs_layer\((\w+)([^)]*)\)", text, re.MULTILINE):
+    # A layer is a static library (twocs_layer) or the Python module above them (twocs_python_module).
+    for m in re.finditer(r"^twocs_(?:layer|python_module)\((\w+)([^)]*)\)", text, re.MULTILINE):
         words = m.group(2).split()
         deps[m.group(1)] = {w[len("twocs_"):] for w in words if w.startswith("twocs_") and w != "twocs_embedded_scenario"}
         links[m.group(1)] = set(words)

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config libsimgrid-dev libboost-graph-dev libyaml-cpp-dev libspdlog-dev
           libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev python3
+          # the Python module `import twocs` (docs/python.md) and its DataFrames
+          pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pandas
           # Open MPI, for sweeps across machines (mpirun -n K twocs sweep; optional to CMake)
           openmpi-bin libopenmpi-dev)
 # The test suite also opens study reports in a real browser (scripts/check-report-browser.sh).

@@ -14,6 +14,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <twocs/cli/error_message.hpp>
 #include <twocs/error.hpp>
 
 #include "analyze_command.hpp"
@@ -144,10 +145,10 @@ int guarded(std::ostream& err, const std::function<int()>& body) {
   try {
     return body();
   } catch (const InputError& e) {
-    err << e.message() << '\n';
+    err << error_message(e) << '\n';
     return ExitCode::bad_input;
   } catch (const OutOfMemoryError& e) {
-    err << "twocs: error: " << e.what() << '\n';
+    err << error_message(e) << '\n';
     return ExitCode::out_of_memory;
   } catch (const std::exception& e) {
     err << "twocs: internal error: " << e.what() << "\n  please report it with the inputs that caused it\n";

@@ -248,7 +248,7 @@ lowering::CollectiveLowering parse_collective_lowering(std::string_view text) {
                    "ring step a transfer) or coarse (one transfer per ring link)");
 }
 
-void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log) {
+SimulatedRun simulate_run(const RunOptions& options, spdlog::logger& log) {
   const auto start = Clock::now();
   const config::Scenario scenario =
       config::load_scenario({options.workload, options.platform, overrides_with_plan_flags(options)});
@@ -273,7 +273,7 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
   }
 
   ProgressReporter progress(options.quiet ? nullptr : options.progress, options.progress_terminal);
-  const PlanRun run =
+  PlanRun run =
       chosen.run ? std::move(*chosen.run) : simulate_plan(options, scenario, plan, *cost_model, progress, log);
 
   analysis::Summary summary = analysis::summarize(run.graph, run.timeline, model, plan, cluster, memory);
@@ -282,8 +282,12 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
                             std::string(lowering::to_string(options.collective_lowering)),
                             coarse_collectives(run.graph)};
   summary.plan_choice = chosen.choice;
+  return {std::move(summary), std::move(run.graph), std::move(run.timeline)};
+}
 
-  if (options.json) fileio::write_file_atomically(*options.json, report::json_summary(summary));
+void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log) {
+  const SimulatedRun run = simulate_run(options, log);
+  if (options.json) fileio::write_file_atomically(*options.json, report::json_summary(run.summary));
   if (options.trace) {
     if (const auto mirrored = mirrored_trace_devices(options.trace_filter, run.graph); !mirrored.empty())
       log.warn("--trace-devices: folding mirrors device{} {} instead of simulating, so the trace has no events of "
@@ -294,10 +298,11 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
     });
   }
   if (options.report)
-    fileio::write_file_atomically(
-        *options.report, [&](std::ostream& os) { report::write_html_report(os, summary, run.graph, run.timeline); });
+    fileio::write_file_atomically(*options.report, [&](std::ostream& os) {
+      report::write_html_report(os, run.summary, run.graph, run.timeline);
+    });
   if (options.dag) write_dag(*options.dag, run.graph);
-  if (!options.quiet) out << report::summary_table(summary);
+  if (!options.quiet) out << report::summary_table(run.summary);
 }
 
 } // namespace twocs::cli

@@ -11,7 +11,10 @@
 
 #include <spdlog/logger.h>
 
+#include <twocs/analysis/summary.hpp>
+#include <twocs/engine/timeline.hpp>
 #include <twocs/lowering/collective_lowering.hpp>
+#include <twocs/lowering/task_graph.hpp>
 #include <twocs/report/chrome_trace.hpp>
 
 namespace twocs::cli {
@@ -70,6 +73,19 @@ struct RunOptions {
 
 /// The value of `--collective-lowering` (step, coarse, auto); throws InputError naming the flag.
 [[nodiscard]] lowering::CollectiveLowering parse_collective_lowering(std::string_view text);
+
+/// One simulated iteration: the summary that --json writes, and the DAG and timeline that
+/// --trace, --report and --dag render.
+struct SimulatedRun {
+  analysis::Summary summary;
+  lowering::TaskGraph graph;
+  engine::Timeline timeline;
+};
+
+/// Loads the scenario, checks memory and simulates it, writing nothing (the Python module's
+/// twocs.run and run_simulation below). Throws the errors a user can cause (InputError,
+/// OutOfMemoryError); ignores the output paths of `options`.
+[[nodiscard]] SimulatedRun simulate_run(const RunOptions& options, spdlog::logger& log);
 
 /// Runs the simulation and writes the requested outputs. Throws the errors a user can cause
 /// (InputError, OutOfMemoryError); returns normally on success.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -11,8 +12,14 @@
 
 namespace twocs::sweep::detail {
 
-/// Starts `argv[0]` with `argv`; returns its pid. Throws std::runtime_error when fork fails.
-[[nodiscard]] pid_t spawn(const std::vector<std::string>& argv, const std::filesystem::path& stderr_file);
+/// How a child runs its scenario instead of executing argv[0] (SweepOptions::run_in_child).
+using InChild = std::function<int(const std::vector<std::string>& argv)>;
+
+/// Starts `argv[0]` with `argv`, or, when `in_child` is set, a forked copy of this process
+/// that calls it with `argv` and exits with its result; returns the pid. Throws
+/// std::runtime_error when fork fails.
+[[nodiscard]] pid_t spawn(const std::vector<std::string>& argv, const std::filesystem::path& stderr_file,
+                          const InChild& in_child = {});
 
 /// A finished child, if any (non-blocking): its pid (0: none finished) and how it ended.
 struct Reaped {

@@ -39,7 +39,8 @@ ScenarioPool::ScenarioPool(const config::Study& study, const SweepOptions& optio
 ScenarioPool::~ScenarioPool() { kill_all(); }
 
 void ScenarioPool::start(std::size_t index) {
-  const pid_t pid = spawn(child_argv(study_, options_, index), options_.work_dir / fmt::format("{}.err", index));
+  const pid_t pid = spawn(child_argv(study_, options_, index), options_.work_dir / fmt::format("{}.err", index),
+                          options_.run_in_child);
   running_.emplace(pid, Running{index, Clock::now(), false});
 }
 

@@ -54,5 +54,10 @@ expect("config depending on the engine", {}, False, "config depends on the engin
        CMAKE.replace("twocs_layer(config DEPS twocs_model)", "twocs_layer(config DEPS twocs_engine)"))
 expect("a layer linking SimGrid", {}, False, "links SimGrid",
        CMAKE.replace("twocs_layer(config DEPS twocs_model)", "twocs_layer(config DEPS twocs_model PkgConfig::SIMGRID)"))
-print(f"{8 - failures} passed, {failures} failed")
+PYTHON_CMAKE = CMAKE + "twocs_python_module(python DEPS twocs_config)\n"
+expect("the Python module including a layer below it",
+       {"src/python/a.cpp": "#include <twocs/config/study.hpp>\n"}, True, "", PYTHON_CMAKE)
+expect("a layer including the Python module", {"src/config/a.cpp": "#include <twocs/python/x.hpp>\n"}, False,
+       "src/config/a.cpp:1", PYTHON_CMAKE)
+print(f"{10 - failures} passed, {failures} failed")
 sys.exit(1 if failures else 0)

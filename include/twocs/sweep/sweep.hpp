@@ -6,7 +6,10 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include <twocs/config/study.hpp>
 #include <twocs/sweep/mpi_job.hpp>
@@ -20,6 +23,10 @@ struct SweepOptions {
   std::size_t jobs = 1;           // scenarios running at once
   double timeout_s = 0;           // per scenario; 0: none
   bool terminal = false;          // progress as a redrawn bar (a terminal) or one line per scenario
+  /// Set: each scenario's forked child calls this with `twocs run`'s arguments and exits with
+  /// what it returns, instead of executing `program` (the Python module, whose process is
+  /// python3, runs scenarios in-process this way). Empty: the child executes `program`.
+  std::function<int(const std::vector<std::string>& argv)> run_in_child;
 };
 
 struct SweepTotals {
