@@ -117,6 +117,7 @@ std::vector<CounterTrack> link_utilisation_tracks(const lowering::TaskGraph& gra
     }
   }
   std::vector<CounterTrack> tracks;
+  tracks.reserve(by_link.size());
   for (auto& [key, deltas] : by_link) // whole percent: what a trace's counter shows, and fewer samples
     tracks.push_back({link_name(topology, key / 2, key % 2 == 1), CounterUnit::percent, std::nullopt,
                       step_samples(std::move(deltas), 0.0, 1.0, filter)});
