@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -91,12 +92,13 @@ std::vector<CounterTrack> link_utilisation_tracks(const lowering::TaskGraph& gra
   const std::vector<bool> simulated = simulated_devices(graph);
   std::map<std::pair<DeviceId, DeviceId>, PairRoute> routes;
   std::map<std::int64_t, std::vector<Delta>> by_link; // link * 2 + up: the tracks in link order
+  std::set<std::int64_t> kept;                        // the links a kept device's transfers cross
   for (TaskId id = 0; id < graph.size(); ++id) {
     const lowering::Task& task = graph.task(id);
     if (!task.is_transfer()) continue;
     const lowering::Transfer& x = graph.transfer(id);
     if (x.bytes.value() <= 0 || x.peer == task.device) continue;
-    if (!filter.keeps(task.device) && !filter.keeps(x.peer)) continue;
+    const bool keeps = filter.keeps(task.device) || filter.keeps(x.peer); // all traffic counts on its links
     auto [it, added] = routes.try_emplace({task.device, x.peer});
     if (added) {
       it->second.hops = platform::known_route(topology, task.device, x.peer);
@@ -111,16 +113,19 @@ std::vector<CounterTrack> link_utilisation_tracks(const lowering::TaskGraph& gra
     for (const platform::Hop& hop : it->second.hops) {
       if (!shown(topology, hop.link, simulated)) continue;
       const double percent = 100.0 * rate / topology.link_model(hop.link).bandwidth.value();
-      auto& deltas = by_link[hop.link * 2 + (hop.up ? 1 : 0)];
+      const std::int64_t key = hop.link * 2 + (hop.up ? 1 : 0);
+      if (keeps) kept.insert(key);
+      auto& deltas = by_link[key];
       deltas.push_back({streaming, percent});
       deltas.push_back({t.finish.value(), -percent});
     }
   }
   std::vector<CounterTrack> tracks;
-  tracks.reserve(by_link.size());
+  tracks.reserve(kept.size());
   for (auto& [key, deltas] : by_link) // whole percent: what a trace's counter shows, and fewer samples
-    tracks.push_back({link_name(topology, key / 2, key % 2 == 1), CounterUnit::percent, std::nullopt,
-                      step_samples(std::move(deltas), 0.0, 1.0, filter)});
+    if (kept.contains(key))
+      tracks.push_back({link_name(topology, key / 2, key % 2 == 1), CounterUnit::percent, std::nullopt,
+                        step_samples(std::move(deltas), 0.0, 1.0, filter)});
   return tracks;
 }
 

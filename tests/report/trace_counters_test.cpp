@@ -86,6 +86,23 @@ TEST_SUITE("trace counters") {
     CHECK(tracks[0].name == "device 0 -> node switch");
   }
 
+  TEST_CASE("link utilisation: a device filter keeps the links its transfers cross, with all their traffic") {
+    TinyRun run{twocs::lowering::TaskGraph(3), {}};
+    auto node = two_device_node(0);
+    node.devices = node.devices_per_node = 3;
+    transfer(run, 1e9, 0.0, 0.02); // 0 -> 1: 50% of each link it crosses
+    twocs::testing::add(run, {TaskKind::transfer, Stream::tensor_comm, Pass::forward, 2, 1, 0, 0, 1, 0,
+                              "attn.out.all_reduce", 0, 0, 1e9, 0.0, 0.02}); // 2 -> 1: 50% more into device 1
+    kernel(run, Pass::forward, 0, 0.02, 0.03, 1);
+    TraceFilter device_0;
+    device_0.devices = std::vector<twocs::lowering::DeviceId>{0};
+    const auto tracks = twocs::report::link_utilisation_tracks(run.graph, run.timeline, node, device_0);
+    REQUIRE(tracks.size() == 2); // not device 2's own link: none of device 0's transfers crosses it
+    CHECK(tracks[0].name == "device 0 -> node switch");
+    CHECK(tracks[1].name == "node switch -> device 1");
+    CHECK(points(tracks[1]) == Points{{0.0, 100.0}, {0.02, 0.0}});
+  }
+
   TEST_CASE("link names: a mesh's pair links and a ring's neighbour links name both devices") {
     auto t = two_device_node(0);
     t.devices = t.devices_per_node = 4;
