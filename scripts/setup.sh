@@ -8,10 +8,13 @@ packages=(g++ cmake ninja-build pkg-config libsimgrid-dev libboost-graph-dev lib
           libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev python3
           # the Python module `import twocs` (docs/python.md) and its DataFrames
           pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pandas
+          # zlib, for gzipped traces (twocs run --trace FILE.json.gz)
+          zlib1g-dev
           # Open MPI, for sweeps across machines (mpirun -n K twocs sweep; optional to CMake)
           openmpi-bin libopenmpi-dev)
-# The test suite also opens study reports in a real browser (scripts/check-report-browser.sh).
-if [ "${TWOCS_TEST_TOOLS:-0}" = 1 ]; then packages+=(chromium); fi
+# The test suite also opens study reports in a real browser (scripts/check-report-browser.sh) and
+# decodes Perfetto traces with protoc against Perfetto's schema (tests/scripts/pftrace_decode_test.py).
+if [ "${TWOCS_TEST_TOOLS:-0}" = 1 ]; then packages+=(chromium protobuf-compiler); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -54,6 +54,7 @@ struct CheckedRunFlags {
   std::optional<std::string> trace_until;
 
   void apply(RunOptions& o) const {
+    if (o.trace) o.trace_format = parse_trace_format(*o.trace);
     if (trace_devices) o.trace_filter.devices = parse_trace_devices(*trace_devices);
     if (trace_from) o.trace_filter.from = parse_trace_time("--trace-from", *trace_from);
     if (trace_until) o.trace_filter.until = parse_trace_time("--trace-until", *trace_until);
@@ -73,8 +74,9 @@ void add_run_command(CLI::App& app, RunOptions& o, CheckedRunFlags& checked) {
       ->take_all()
       ->allow_extra_args(false);
   run->add_option("--json", o.json, "Write the JSON summary to FILE");
-  auto* trace =
-      run->add_option("--trace", o.trace, "Write a Chrome trace-event timeline (Perfetto, chrome://tracing) to FILE");
+  auto* trace = run->add_option("--trace", o.trace,
+                                "Write the timeline to FILE, in the format its extension names: .json (Chrome trace "
+                                "JSON), .json.gz (the same, gzipped), .pftrace (Perfetto protobuf, smallest)");
   run->add_option("--trace-devices", checked.trace_devices,
                   "Trace only these devices, e.g. 0,8-15 (default: every simulated device)")
       ->needs(trace);

@@ -28,6 +28,7 @@
 #include <twocs/report/html_report.hpp>
 #include <twocs/report/json_summary.hpp>
 #include <twocs/report/summary_table.hpp>
+#include <twocs/report/trace_format.hpp>
 #include <twocs/units/format.hpp>
 
 namespace twocs::cli {
@@ -293,8 +294,11 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
       log.warn("--trace-devices: folding mirrors device{} {} instead of simulating, so the trace has no events of "
                "{} (--fold off simulates every device)",
                mirrored.size() > 1 ? "s" : "", device_ranges(mirrored), mirrored.size() > 1 ? "them" : "it");
+    const auto counters =
+        report::trace_counters(run.graph, run.timeline, platform::build_topology(cluster, plan.world_size()),
+                               memory.report, par, options.trace_filter);
     fileio::write_file_atomically(*options.trace, [&](std::ostream& os) {
-      report::write_chrome_trace(os, run.graph, run.timeline, options.trace_filter);
+      report::write_trace(os, options.trace_format, run.graph, run.timeline, counters, options.trace_filter);
     });
   }
   if (options.report)

@@ -16,6 +16,7 @@
 #include <twocs/lowering/collective_lowering.hpp>
 #include <twocs/lowering/task_graph.hpp>
 #include <twocs/report/chrome_trace.hpp>
+#include <twocs/report/trace_format.hpp>
 
 namespace twocs::cli {
 
@@ -32,6 +33,8 @@ struct RunOptions {
   std::vector<std::string> overrides;
   std::optional<std::filesystem::path> json;
   std::optional<std::filesystem::path> trace;
+  /// By --trace's extension (report/trace_format.hpp).
+  report::TraceFormat trace_format = report::TraceFormat::chrome_json;
   /// --trace-devices, --trace-from, --trace-until (trace_options.hpp): what --trace keeps.
   report::TraceFilter trace_filter;
   std::optional<std::filesystem::path> report;

@@ -59,6 +59,16 @@ units::Seconds parse_trace_time(std::string_view flag, std::string_view text) {
                    fmt::format("write a time from 0s, e.g. {} 1.5s", flag));
 }
 
+report::TraceFormat parse_trace_format(const std::filesystem::path& file) {
+  if (const auto format = report::trace_format_of(file)) return *format;
+  throw InputError(fmt::format("--trace: '{}' has no trace format's extension; it accepts {}", file.string(),
+                               report::trace_extensions),
+                   "--trace",
+                   fmt::format("name the file by the format wanted, e.g. --trace {}.pftrace (Perfetto, the smallest) "
+                               "or --trace {}.json",
+                               file.stem().string(), file.stem().string()));
+}
+
 void check_trace_filter(const report::TraceFilter& filter, std::int64_t world_size) {
   if (filter.devices && !filter.devices->empty() && filter.devices->back() >= world_size)
     throw InputError(fmt::format("--trace-devices: device {} does not exist; the plan has {} devices (0 to {})",

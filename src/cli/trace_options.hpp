@@ -2,12 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <twocs/lowering/task_graph.hpp>
 #include <twocs/report/chrome_trace.hpp>
+#include <twocs/report/trace_format.hpp>
 
 namespace twocs::cli {
 
@@ -17,6 +19,10 @@ namespace twocs::cli {
 
 /// A time such as "1.5s" or "200ms" for `flag` (--trace-from, --trace-until); throws InputError.
 [[nodiscard]] units::Seconds parse_trace_time(std::string_view flag, std::string_view text);
+
+/// The format `file` (--trace) asks for by its extension; throws InputError naming --trace, the
+/// extensions it accepts and the fix.
+[[nodiscard]] report::TraceFormat parse_trace_format(const std::filesystem::path& file);
 
 /// Checks the filter against the plan before anything is simulated: devices below the world
 /// size, a window that is not empty. Throws InputError.

@@ -1,5 +1,6 @@
 // Routes of routed networks device to device: the node interconnect, the NICs (with NCCL's PXN
 // relay between rails) and the fabric (routed_fabric.hpp).
+#include <twocs/platform/known_route.hpp>
 #include <twocs/platform/topology.hpp>
 
 #include <algorithm>
@@ -78,6 +79,20 @@ std::vector<Hop> Topology::route(std::int64_t a, std::int64_t b, std::uint64_t f
   const std::uint64_t hash = routed.ecmp ? ecmp_hash(a, b, flow, routed.ecmp_seed) : 0;
   routed.route(na, rails ? send_nic : 0, nb, rails ? nic_b : 0, hash, nic_link_index(nodes, 0), out);
   out.push_back({nic_link_index(nb, nic_b), false});
+  return out;
+}
+
+std::vector<Hop> known_route(const Topology& t, std::int64_t a, std::int64_t b) {
+  assert(a != b && a >= 0 && b >= 0 && a < t.devices && b < t.devices);
+  if (t.is_routed()) return t.route(a, b);
+  std::vector<Hop> out;
+  const std::int64_t na = t.node_of(a), nb = t.node_of(b), g = t.devices_per_node;
+  if (na == nb) {
+    node_route(t, a % g, b % g, na * t.node_link_count(), out);
+  } else { // the node zone's route to its gateway: the device's NIC (engine/platform_builder.cpp)
+    out.push_back({t.nic_link_index(na, t.rail_of(a)), true});
+    out.push_back({t.nic_link_index(nb, t.rail_of(b)), false});
+  }
   return out;
 }
 
