@@ -20,7 +20,7 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-botto
 table { border-collapse: collapse; font-size: 12px; } td, th { padding: 2px 6px; border-bottom: 1px solid #eee; }
 svg text { font-size: 11px; fill: #333; } .legend span { margin-right: 1.2em; font-size: 12px; }
 .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
-.scroll { overflow-x: auto; max-height: 30em; }
+.scroll { overflow-x: auto; max-height: 30em; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 </style>
 )";
 
@@ -118,6 +118,18 @@ void status_line(fmt::memory_buffer& out, const ResultsTable& table) {
   fmt::format_to(std::back_inserter(out), "<p>{} scenarios: {}.</p>\n", table.rows.size(), html_escape(text));
 }
 
+/// A fractional number shows 4 significant digits, the CSV's full text on hover; whole numbers
+/// (indices, counts, bytes) and text as written.
+void table_cell(fmt::memory_buffer& out, const std::string& cell) {
+  const double v = cell_number(cell);
+  const bool fractional = std::isfinite(v) && cell.find_first_of(".eE") != std::string::npos;
+  if (!fractional) {
+    fmt::format_to(std::back_inserter(out), "<td>{}</td>", html_escape(cell));
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), "<td class=\"n\" title=\"{}\">{:.4g}</td>", html_escape(cell), v);
+}
+
 void rows_table(fmt::memory_buffer& out, const ResultsTable& table) {
   auto o = std::back_inserter(out);
   fmt::format_to(o, "<h2>All scenarios</h2>\n<div class=\"scroll\"><table><tr>");
@@ -125,7 +137,7 @@ void rows_table(fmt::memory_buffer& out, const ResultsTable& table) {
   fmt::format_to(o, "</tr>\n");
   for (const auto& row : table.rows) {
     fmt::format_to(o, "<tr>");
-    for (const auto& cell : row) fmt::format_to(o, "<td>{}</td>", html_escape(cell));
+    for (const auto& cell : row) table_cell(out, cell);
     fmt::format_to(o, "</tr>\n");
   }
   fmt::format_to(o, "</table></div>\n");

@@ -47,6 +47,18 @@ TEST_CASE("report: a results CSV becomes one self-contained page with non-empty 
   CHECK(!contains(html, "<script src"));
 }
 
+TEST_CASE(
+    "report: the table shows 4 significant digits of a fraction, the full value on hover, whole numbers as written") {
+  const TempDir dir("study-report-digits");
+  const std::string csv = dir.write("r.csv", "scenario,model.hidden,status,reason,iteration_time_s,memory.peak_bytes\n"
+                                             "0,1024,ok,,1.2031942759893859,40170915840\n");
+  REQUIRE(run_command_line({"report", csv, "-o", dir.file("r.html")}).code == 0);
+  const std::string html = read_text(dir.file("r.html"));
+  CHECK(contains(html, "<td class=\"n\" title=\"1.2031942759893859\">1.203</td>"));
+  CHECK(contains(html, "<td>40170915840</td>"));
+  CHECK(contains(html, "<td>1024</td>"));
+}
+
 TEST_CASE("report: exposed expert and context comm get their own bar parts only where a scenario has them") {
   const TempDir dir("study-report-moe");
   const std::string header =
