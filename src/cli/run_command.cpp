@@ -283,7 +283,11 @@ SimulatedRun simulate_run(const RunOptions& options, spdlog::logger& log) {
                             std::string(lowering::to_string(options.collective_lowering)),
                             coarse_collectives(run.graph)};
   summary.plan_choice = chosen.choice;
-  return {std::move(summary), std::move(run.graph), std::move(run.timeline)};
+  std::vector<report::CounterTrack> counters;
+  if (options.trace)
+    counters = report::trace_counters(run.graph, run.timeline, platform::build_topology(cluster, plan.world_size()),
+                                      memory.report, par, options.trace_filter);
+  return {std::move(summary), std::move(run.graph), std::move(run.timeline), std::move(counters)};
 }
 
 void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log) {
@@ -294,11 +298,8 @@ void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger
       log.warn("--trace-devices: folding mirrors device{} {} instead of simulating, so the trace has no events of "
                "{} (--fold off simulates every device)",
                mirrored.size() > 1 ? "s" : "", device_ranges(mirrored), mirrored.size() > 1 ? "them" : "it");
-    const auto counters =
-        report::trace_counters(run.graph, run.timeline, platform::build_topology(cluster, plan.world_size()),
-                               memory.report, par, options.trace_filter);
     fileio::write_file_atomically(*options.trace, [&](std::ostream& os) {
-      report::write_trace(os, options.trace_format, run.graph, run.timeline, counters, options.trace_filter);
+      report::write_trace(os, options.trace_format, run.graph, run.timeline, run.trace_counters, options.trace_filter);
     });
   }
   if (options.report)

@@ -83,6 +83,8 @@ struct SimulatedRun {
   analysis::Summary summary;
   lowering::TaskGraph graph;
   engine::Timeline timeline;
+  /// The trace's counter tracks (trace_format.hpp), computed only when options.trace is set.
+  std::vector<report::CounterTrack> trace_counters;
 };
 
 /// Loads the scenario, checks memory and simulates it, writing nothing (the Python module's
