@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <twocs/fileio/text_escape.hpp>
 
@@ -109,6 +110,50 @@ void fraction_chart(fmt::memory_buffer& out, const View& v, const std::string& a
   detail::scatter_chart(out, chart);
 }
 
+/// Whether each value of `a` goes with one value of `b` and back over every row: axes zipped
+/// together (a study's `zip:` entry), which one chart shows as well as several.
+bool moves_together(const ResultsTable& table, const std::string& a, const std::string& b) {
+  std::map<std::string, std::string> forward, backward;
+  const std::size_t ca = table.column(a), cb = table.column(b);
+  for (const auto& row : table.rows) {
+    if (ca >= row.size() || cb >= row.size()) return false;
+    const std::string& paired = forward.emplace(row[ca], row[cb]).first->second;
+    const std::string& back = backward.emplace(row[cb], row[ca]).first->second;
+    if (paired != row[cb] || back != row[ca]) return false;
+  }
+  return true;
+}
+
+/// The axes to chart: the first of each group that moves together (`axes` in the page's order).
+std::vector<std::string> independent_axes(const ResultsTable& table, const std::vector<std::string>& axes) {
+  std::vector<std::string> kept;
+  for (const std::string& axis : axes)
+    if (std::none_of(kept.begin(), kept.end(), [&](const std::string& k) { return moves_together(table, k, axis); }))
+      kept.push_back(axis);
+  return kept;
+}
+
+/// Communication fraction against `x`, one line per value of `series` (the paper's figure of
+/// hardware generations: one line per model).
+void fraction_by_series_chart(fmt::memory_buffer& out, const View& v, const std::string& x, const std::string& series) {
+  detail::Scatter chart{x, "comm fraction", {}, {}, {}};
+  const std::size_t cx = v.table.column(x), cs = v.table.column(series);
+  for (const auto* row : v.ok) {
+    const auto index_of = [](std::vector<std::string>& names, const std::string& name) {
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) it = names.insert(names.end(), name);
+      return static_cast<std::size_t>(it - names.begin());
+    };
+    const std::size_t c = index_of(chart.categories, (*row)[cx]);
+    const std::size_t s = index_of(chart.series_names, (*row)[cs]);
+    if (chart.points.size() <= s) chart.points.resize(s + 1);
+    if (const double y = v.at(*row, "comm_fraction"); std::isfinite(y)) chart.points[s].emplace_back(c, y);
+  }
+  fmt::format_to(std::back_inserter(out), "<h2>Communication fraction against {}, one line per {}</h2>\n",
+                 html_escape(x), html_escape(series));
+  detail::scatter_chart(out, chart);
+}
+
 void status_line(fmt::memory_buffer& out, const ResultsTable& table) {
   std::map<std::string, std::size_t> counts;
   const std::size_t status = table.column("status");
@@ -168,7 +213,19 @@ void write_study_html(std::ostream& out, const ResultsTable& table, const StudyH
   fmt::format_to(o, "<h1>{}</h1>\n", html_escape(title));
   status_line(page, table);
   breakdown_chart(page, view);
+  axes = independent_axes(table, axes);
   for (const std::string& axis : axes) fraction_chart(page, view, axis);
+  // Two independent axes: one line per value of the one with fewer values (or the second, with
+  // --x naming the first), against the other.
+  if (axes.size() == 2) {
+    const auto distinct = [&](const std::string& axis) {
+      std::set<std::string> values;
+      for (const auto* row : view.ok) values.insert((*row)[table.column(axis)]);
+      return values.size();
+    };
+    const bool first_is_x = !options.x_axis.empty() || distinct(axes[0]) > distinct(axes[1]);
+    fraction_by_series_chart(page, view, axes[first_is_x ? 0 : 1], axes[first_is_x ? 1 : 0]);
+  }
   hidden_chart(page, view);
   mfu_chart(page, view);
   rows_table(page, table);

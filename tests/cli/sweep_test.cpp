@@ -2,6 +2,10 @@
 // study file's line and column; the report page of a results CSV has its charts.
 #include <doctest/doctest.h>
 
+#include <utility>
+
+#include <fmt/format.h>
+
 #include "cli/cli_capture.hpp"
 
 using namespace twocs::test;
@@ -57,6 +61,23 @@ TEST_CASE(
   CHECK(contains(html, "<td class=\"n\" title=\"1.2031942759893859\">1.203</td>"));
   CHECK(contains(html, "<td>40170915840</td>"));
   CHECK(contains(html, "<td>1024</td>"));
+}
+
+TEST_CASE("report: zipped axes get one chart, and two axes get one line per value of the shorter against the other") {
+  const TempDir dir("study-report-zip");
+  std::string text =
+      "scenario,model.name,model.layers,whatif.generations,status,reason,iteration_time_s,comm_fraction\n";
+  int scenario = 0;
+  for (const auto& [name, layers] : {std::pair{"bert", 24}, std::pair{"gpt", 96}})
+    for (int generation = 0; generation < 3; ++generation)
+      text += fmt::format("{},{},{},{},ok,,1.0,{}\n", scenario++, name, layers, generation, 0.1 * (generation + 1));
+  const std::string csv = dir.write("r.csv", text);
+  REQUIRE(run_command_line({"report", csv, "-o", dir.file("r.html")}).code == 0);
+  const std::string html = read_text(dir.file("r.html"));
+  CHECK(contains(html, "<h2>Communication fraction against model.name</h2>"));
+  CHECK_FALSE(contains(html, "<h2>Communication fraction against model.layers</h2>")); // zipped with model.name
+  CHECK(contains(html, "<h2>Communication fraction against whatif.generations</h2>"));
+  CHECK(contains(html, "<h2>Communication fraction against whatif.generations, one line per model.name</h2>"));
 }
 
 TEST_CASE("report: exposed expert and context comm get their own bar parts only where a scenario has them") {
