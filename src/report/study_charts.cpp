@@ -16,7 +16,7 @@ using fileio::html_escape;
 // Colour-blind-safe palette (Okabe and Ito, "Color Universal Design", 2008).
 constexpr std::array<std::string_view, 7> palette = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                                      "#E69F00", "#56B4E9", "#999999"};
-constexpr double plot_height = 220, margin_left = 56, margin_top = 12, margin_bottom = 70;
+constexpr double plot_height = 220, margin_left = 56, margin_top = 12;
 
 void legend(fmt::memory_buffer& out, const std::vector<std::string>& names) {
   fmt::format_to(std::back_inserter(out), "<div class=\"legend\">");
@@ -38,6 +38,14 @@ void y_axis(fmt::memory_buffer& out, double width, double top_value, const std::
   }
   fmt::format_to(o, "<text x=\"12\" y=\"{:.1f}\" transform=\"rotate(-90 12 {:.1f})\" text-anchor=\"middle\">{}</text>",
                  margin_top + plot_height / 2, margin_top + plot_height / 2, html_escape(label));
+}
+
+/// Height below the plot: x labels of up to 24 characters at 45 degrees (about 6.2 px a character
+/// at 11 px, sin 45 = 0.71), and the axis title.
+double margin_bottom_for(const std::vector<std::string>& labels) {
+  std::size_t longest = 0;
+  for (const auto& l : labels) longest = std::max(longest, std::min<std::size_t>(l.size(), 24));
+  return 36 + 4.4 * static_cast<double>(longest);
 }
 
 void x_label(fmt::memory_buffer& out, double x, const std::string& text) {
@@ -69,8 +77,8 @@ void stacked_bar_chart(fmt::memory_buffer& out, const StackedBars& bars, bool no
   }
   if (normalise || top <= 0) top = 1;
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "<svg class=\"chart\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\">", width,
-                 margin_top + plot_height + margin_bottom);
+  fmt::format_to(o, "<svg class=\"chart\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\" overflow=\"visible\">", width,
+                 margin_top + plot_height + margin_bottom_for(bars.labels));
   y_axis(out, width, top, y_label, normalise);
   for (std::size_t b = 0; b < bars.parts.size(); ++b) {
     double sum = 0;
@@ -100,8 +108,9 @@ void scatter_chart(fmt::memory_buffer& out, const Scatter& chart) {
   for (const auto& series : chart.points)
     for (const auto& [c, y] : series) top = std::max(top, y);
   top = top <= 0 ? 1 : top <= 1 ? 1 : std::ceil(top);
+  const double margin_bottom = margin_bottom_for(chart.categories);
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "<svg class=\"chart\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\">", width,
+  fmt::format_to(o, "<svg class=\"chart\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\" overflow=\"visible\">", width,
                  margin_top + plot_height + margin_bottom);
   y_axis(out, width, top, chart.y_label, top == 1);
   const auto px = [&](std::size_t c) { return margin_left + step * (static_cast<double>(c) + 0.5); };

@@ -20,6 +20,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans
 h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 12px; } td, th { padding: 2px 6px; border-bottom: 1px solid #eee; }
 svg text { font-size: 11px; fill: #333; } .legend span { margin-right: 1.2em; font-size: 12px; }
+svg.chart { margin-left: 48px; } /* rotated labels of the first bars reach left of the axis */
 .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
 .scroll { overflow-x: auto; max-height: 30em; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 </style>
