@@ -249,10 +249,7 @@ lowering::CollectiveLowering parse_collective_lowering(std::string_view text) {
                    "ring step a transfer) or coarse (one transfer per ring link)");
 }
 
-SimulatedRun simulate_run(const RunOptions& options, spdlog::logger& log) {
-  const auto start = Clock::now();
-  const config::Scenario scenario =
-      config::load_scenario({options.workload, options.platform, overrides_with_plan_flags(options)});
+SimulatedRun simulate_scenario(const RunOptions& options, const config::Scenario& scenario, spdlog::logger& log) {
   const auto& model = scenario.workload.model;
   const auto& cluster = scenario.cluster;
   const auto cost_model = cost::make_cost_model(cluster.device); // the platform's operator model
@@ -260,10 +257,6 @@ SimulatedRun simulate_run(const RunOptions& options, spdlog::logger& log) {
   const model::TrainingPlan& plan = chosen.plan;
   const auto& par = plan.parallelism;
   log.info("{} on {}: {} devices ({})", model.name, cluster.name, plan.world_size(), model::describe_degrees(par));
-  if (!options.platform && options.workload)
-    log.info("platform {}: {}", scenario.platform_file,
-             scenario.platform_file.starts_with('<') ? "the workload names none (write platform: PATH in it)"
-                                                     : "named by the workload's platform: key");
 
   check_trace_filter(options.trace_filter, plan.world_size());
   const auto memory = analysis::summarize_memory(model, plan, cluster);
@@ -278,7 +271,6 @@ SimulatedRun simulate_run(const RunOptions& options, spdlog::logger& log) {
       chosen.run ? std::move(*chosen.run) : simulate_plan(options, scenario, plan, *cost_model, progress, log);
 
   analysis::Summary summary = analysis::summarize(run.graph, run.timeline, model, plan, cluster, memory);
-  summary.wall_time = since(start);
   summary.approximations = {run.fold.fold, run.fold.reason,
                             std::string(lowering::to_string(options.collective_lowering)),
                             coarse_collectives(run.graph)};
@@ -288,6 +280,19 @@ SimulatedRun simulate_run(const RunOptions& options, spdlog::logger& log) {
     counters = report::trace_counters(run.graph, run.timeline, platform::build_topology(cluster, plan.world_size()),
                                       memory.report, par, options.trace_filter);
   return {std::move(summary), std::move(run.graph), std::move(run.timeline), std::move(counters)};
+}
+
+SimulatedRun simulate_run(const RunOptions& options, spdlog::logger& log) {
+  const auto start = Clock::now();
+  const config::Scenario scenario =
+      config::load_scenario({options.workload, options.platform, overrides_with_plan_flags(options)});
+  if (!options.platform && options.workload)
+    log.info("platform {}: {}", scenario.platform_file,
+             scenario.platform_file.starts_with('<') ? "the workload names none (write platform: PATH in it)"
+                                                     : "named by the workload's platform: key");
+  SimulatedRun run = simulate_scenario(options, scenario, log);
+  run.summary.wall_time = since(start);
+  return run;
 }
 
 void run_simulation(const RunOptions& options, std::ostream& out, spdlog::logger& log) {

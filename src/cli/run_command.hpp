@@ -12,6 +12,7 @@
 #include <spdlog/logger.h>
 
 #include <twocs/analysis/summary.hpp>
+#include <twocs/config/scenario_loader.hpp>
 #include <twocs/engine/timeline.hpp>
 #include <twocs/lowering/collective_lowering.hpp>
 #include <twocs/lowering/task_graph.hpp>
@@ -86,6 +87,12 @@ struct SimulatedRun {
   /// The trace's counter tracks (trace_format.hpp), computed only when options.trace is set.
   std::vector<report::CounterTrack> trace_counters;
 };
+
+/// simulate_run's work on a scenario already loaded: the plan (or the plan search's choice), the
+/// memory check, the fold decision, lowering and simulation, exactly as `twocs run` does them
+/// (`twocs validate` simulates each of its rows through here). The summary's wall time is left 0.
+[[nodiscard]] SimulatedRun simulate_scenario(const RunOptions& options, const config::Scenario& scenario,
+                                             spdlog::logger& log);
 
 /// Loads the scenario, checks memory and simulates it, writing nothing (the Python module's
 /// twocs.run and run_simulation below). Throws the errors a user can cause (InputError,

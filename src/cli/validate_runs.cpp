@@ -1,22 +1,17 @@
-// Simulating one row of a validation file with the library functions `twocs run` uses.
+// Simulating one row of a validation file through `twocs run`'s own path (simulate_scenario).
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include <twocs/analysis/layer_timing.hpp>
-#include <twocs/analysis/summarize.hpp>
 #include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/make_cost_model.hpp>
-#include <twocs/engine/simulate.hpp>
 #include <twocs/error.hpp>
-#include <twocs/lowering/lower_iteration.hpp>
-#include <twocs/lowering/task_count.hpp>
 #include <twocs/model/megatron_flops.hpp>
-#include <twocs/platform/collective_context.hpp>
-#include <twocs/platform/topology.hpp>
 #include <twocs/units/format.hpp>
 
 #include "fold_policy.hpp"
+#include "run_command.hpp"
 #include "validate_command.hpp"
 
 namespace twocs::cli {
@@ -46,6 +41,16 @@ std::string plan_text(const model::TrainingPlan& plan) {
   return text + ")";
 }
 
+/// A row of `kind` before it is measured and simulated.
+ValidationRow row_of(std::string name, const ValidationRun& run, std::string plan, ValidationKind kind) {
+  ValidationRow row;
+  row.name = std::move(name);
+  row.citation = run.citation;
+  row.plan = std::move(plan);
+  row.kind = kind;
+  return row;
+}
+
 /// The measured iteration time. A throughput converts with the plan: B s / (tokens/s/GPU x n);
 /// model TFLOP/s with Megatron-LM's model FLOPs of the global batch: F(B) / (TFLOP/s x n).
 units::Seconds measured_iteration(const ValidationRun& run, const config::Scenario& scenario) {
@@ -70,46 +75,46 @@ FoldMode fold_for(const ValidationRun& run, const ValidateOptions& options) {
   }
 }
 
-lowering::LoweringOptions lowering_for(FoldMode fold, const ValidateOptions& options,
-                                       const config::Scenario& scenario) {
-  const auto& plan = scenario.workload.plan;
-  lowering::LoweringOptions lowering;
-  // The same policies as `twocs run`: the collective algorithms of the platform, and auto never
-  // folds where replicas share links (fold_policy.hpp).
-  lowering.collectives = platform::collective_policy(scenario.cluster, plan.world_size());
-  lowering.fold_replicas =
-      decide_fold(fold, scenario.cluster, plan, lowering::estimate_task_count(scenario.workload.model, plan, lowering),
-                  options.fold_above_tasks)
-          .fold;
-  return lowering;
+/// The options `twocs run` would get for this row: its fold mode and the command's limits. A run
+/// that does not fit is simulated anyway and reported in the table (run_validate exits 3 after).
+RunOptions run_options_for(const ValidationRun& run, const ValidateOptions& options) {
+  RunOptions r;
+  r.workload = run.workload;
+  r.platform = run.platform;
+  r.fold = fold_for(run, options);
+  r.fold_above_tasks = options.fold_above_tasks;
+  r.max_tasks = options.max_tasks;
+  r.ignore_memory = true;
+  r.quiet = true;
+  return r;
+}
+
+/// A logger that drops everything: `twocs run`'s progress lines are not validate's.
+spdlog::logger& silent_logger() {
+  static spdlog::logger silent("twocs-validate-run");
+  return silent;
 }
 
 ValidationRow iteration_row(const ValidationRun& run, const ValidateOptions& options, spdlog::logger& log) {
   const config::Scenario scenario = load(run, options);
-  const auto& model = scenario.workload.model;
   const auto& plan = scenario.workload.plan;
-  ValidationRow row{run.name, run.citation, plan_text(plan), ValidationKind::iteration};
+  ValidationRow row = row_of(run.name, run, plan_text(plan), ValidationKind::iteration);
   row.measured = measured_iteration(run, scenario);
-  const auto memory = analysis::summarize_memory(model, plan, scenario.cluster);
+  SimulatedRun simulated;
+  try {
+    simulated = simulate_scenario(run_options_for(run, options), scenario, silent_logger());
+  } catch (InputError& e) {
+    e.set_location(run.where); // the row that asked for it (too many tasks for --max-tasks)
+    throw;
+  }
+  const auto& memory = simulated.summary.memory;
   row.peak_memory = memory.peak;
   row.capacity = memory.capacity;
   row.fits = memory.fits;
   row.measured_peak_memory = run.peak_memory;
-  const auto lowering_options = lowering_for(fold_for(run, options), options, scenario);
-  row.folded = lowering_options.fold_replicas;
-  const std::uint64_t expected = lowering::estimate_task_count(model, plan, lowering_options);
-  if (expected > options.max_tasks) {
-    InputError too_large(fmt::format("run '{}' lowers to about {} tasks, more than the limit of {}", run.name, expected,
-                                     options.max_tasks),
-                         {}, "fold replicas (--fold on) or raise the limit with --max-tasks");
-    too_large.set_location(run.where);
-    throw too_large;
-  }
-  const auto cost = cost::make_cost_model(scenario.cluster.device);
-  const auto graph = lowering::lower_iteration(model, plan, *cost, lowering_options);
-  row.tasks = graph.size();
-  const auto timeline = engine::simulate(graph, platform::build_topology(scenario.cluster, plan.world_size()));
-  row.predicted = analysis::summarize(graph, timeline, model, plan, scenario.cluster).iteration_time;
+  row.folded = simulated.summary.approximations.folded;
+  row.tasks = simulated.graph.size();
+  row.predicted = simulated.summary.iteration_time;
   log.info("{}: measured {}, predicted {} ({:+.1f}%)", run.name, units::to_string(row.measured),
            units::to_string(row.predicted), 100 * row.error());
   return row;
@@ -122,10 +127,10 @@ std::vector<ValidationRow> layer_rows(const ValidationRun& run, const ValidateOp
   const auto cost = cost::make_cost_model(scenario.cluster.device);
   const auto times = analysis::time_one_layer(scenario.workload.model, plan, scenario.cluster, *cost);
   const std::string group = fmt::format("{} (t = {}, one layer)", plan.parallelism.tensor, plan.parallelism.tensor);
-  ValidationRow forward_row{run.name + " forward", run.citation, group, ValidationKind::layer};
+  ValidationRow forward_row = row_of(run.name + " forward", run, group, ValidationKind::layer);
   forward_row.measured = run.forward;
   forward_row.predicted = times.forward;
-  ValidationRow backward_row{run.name + " backward", run.citation, group, ValidationKind::layer};
+  ValidationRow backward_row = row_of(run.name + " backward", run, group, ValidationKind::layer);
   backward_row.measured = run.backward;
   backward_row.predicted = times.backward;
   log.info("{}: forward {:+.1f}%, backward {:+.1f}%", run.name, 100 * forward_row.error(), 100 * backward_row.error());

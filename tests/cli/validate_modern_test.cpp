@@ -1,5 +1,6 @@
-// `twocs validate` on today's published runs (workloads/validation/modern.yaml): every run
-// within today's error plus 0.5 points, so that a change may lower an error but never raise it
+// `twocs validate` on today's published runs (workloads/validation/modern.yaml): every run within
+// 0.5 points of its pinned signed error, so that no row moves (or changes sign) unnoticed. These
+// are pins, not accuracy: the errors are far outside the acceptance bars of runs.yaml
 // (docs/validation.md, "Modern runs", has the numbers and what drives each error).
 #include <doctest/doctest.h>
 
@@ -17,7 +18,7 @@ namespace {
 using twocs::test::run_command_line;
 using twocs::test::TempDir;
 
-/// Today's signed errors of iteration time (2026-12-01); the ceiling is |error| + 0.5 points.
+/// Today's signed errors of iteration time; a row may move by at most 0.5 points either way.
 /// The Qwen3 EP 32 row rose from +13.3% to +14.6% with the all-to-all dispatcher's per-layer
 /// token-count all-gather and host sync (Megatron-Core token_dispatcher.py): over 32 ranks on 4
 /// nodes the all-gather pays 31 ring steps of latency (docs/validation.md says more).
@@ -82,17 +83,20 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
-const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp8", -0.1653},
-                                                     {"torchtitan-llama3-8b-fsdp128", -0.1776},
-                                                     {"torchtitan-llama3-8b-fsdp8-compile", -0.2269},
-                                                     {"torchtitan-llama3-8b-fsdp128-compile", -0.2324}};
+/// (Until 2026-12-03 this table repeated the iteration errors, which the comparison of absolute
+/// values let pass; these are the memory errors themselves.)
+const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp8", -0.0801},
+                                                     {"torchtitan-llama3-8b-fsdp128", -0.1041},
+                                                     {"torchtitan-llama3-8b-fsdp8-compile", -0.0659},
+                                                     {"torchtitan-llama3-8b-fsdp128-compile", -0.0944}};
 
 constexpr double margin = 0.005;
 
 } // namespace
 
 // About 40 s on two loaded cores: the Llama 3 405B runs are folded (modern.yaml says why).
-TEST_CASE("every modern run stays within today's error of iteration time and peak memory, plus 0.5 points") {
+TEST_CASE("every modern run stays within 0.5 points of its pinned signed error of iteration time and peak memory "
+          "(validation suite)") {
   // Without --ignore-memory: every run ran, so it must fit (exit 3 otherwise).
   const auto result = twocs::test::validate_suite("modern.yaml", {}, "auto");
   twocs::test::print_rows(result);
@@ -102,14 +106,14 @@ TEST_CASE("every modern run stays within today's error of iteration time and pea
     INFO(name);
     REQUIRE(iteration_errors.count(name) == 1);
     CHECK(row["fits"].get<bool>());
-    CHECK(std::fabs(row["error"].get<double>()) <= std::fabs(iteration_errors.at(name)) + margin);
+    CHECK(std::fabs(row["error"].get<double>() - iteration_errors.at(name)) <= margin);
     CHECK(row.contains("memory_error") == (memory_errors.count(name) == 1));
     if (row.contains("memory_error"))
-      CHECK(std::fabs(row["memory_error"].get<double>()) <= std::fabs(memory_errors.at(name)) + margin);
+      CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(result["iteration"]["mean_abs_error"].get<double>() <= 0.1681 + margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1681) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
-  CHECK(result["memory"]["mean_abs_error"].get<double>() <= 0.0861 + margin);
+  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0861) <= margin);
 }
 
 TEST_CASE("folding the Llama 3 405B plan across pods of a 1:7 aggregation layer moves it by less than 1%") {

@@ -1,9 +1,10 @@
 // `twocs validate`: the validation file's format and errors, and the repository's validation
-// runs against published measurements, with thresholds that can only be tightened
-// (docs/validation.md records the numbers they come from).
+// runs against published measurements: absolute acceptance bars, and pins of today's signed
+// errors so that no row moves unnoticed (docs/validation.md records the numbers they come from).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -111,20 +112,49 @@ TEST_CASE("a run that does not fit in memory is reported in the table, then exit
 
 namespace {
 
-/// Today's errors plus a margin of 0.5 percentage points: a change may lower them, never raise
-/// them past these (docs/validation.md, "Regression thresholds", has the numbers they come from).
-struct Ceiling {
-  double mean_abs;
-  double max_abs;
-};
+/// The acceptance bars of the fidelity issue (docs/validation.md, "Acceptance bars and pins"),
+/// not today's errors: every row's signed error within +-10%, the mean |error| within 5%.
+constexpr double row_bar = 0.10;
+constexpr double mean_bar = 0.05;
 
-void check_within(const nlohmann::json& result, const char* kind, Ceiling ceiling) {
+/// Today's signed errors as shipped (2026-12-03, speed-variation seed 1; scripts/validation-band.py
+/// gives the other seeds): a regression pin, not accuracy. A change that moves a row by more than
+/// half a point, either way, updates this table and docs/validation.md on purpose.
+const std::map<std::string, double> pinned = {{"megatron-sc21-t1-1.7b", -0.0920},
+                                              {"megatron-sc21-t1-3.6b", -0.0784},
+                                              {"megatron-sc21-t1-7.5b", -0.0547},
+                                              {"megatron-sc21-t1-18.4b", -0.0406},
+                                              {"megatron-sc21-t1-39.1b", 0.0047},
+                                              {"megatron-sc21-t1-76.1b", -0.0626},
+                                              {"megatron-sc21-t1-145.6b", -0.0028},
+                                              {"megatron-sc21-t1-310.1b", -0.0035},
+                                              {"bloom-176b-production", -0.0782},
+                                              {"korthikanti-t4-22b-no-recompute forward", 0.0033},
+                                              {"korthikanti-t4-22b-no-recompute backward", 0.0135},
+                                              {"korthikanti-t4-22b-sequence-parallel forward", -0.0096},
+                                              {"korthikanti-t4-22b-sequence-parallel backward", -0.0068},
+                                              {"korthikanti-t4-22b-full-recompute forward", 0.0033},
+                                              {"korthikanti-t4-22b-full-recompute backward", 0.0146},
+                                              {"korthikanti-t4-22b-selective-recompute forward", 0.0033},
+                                              {"korthikanti-t4-22b-selective-recompute backward", -0.0018},
+                                              {"korthikanti-t4-22b-selective-and-sequence-parallel forward", -0.0096},
+                                              {"korthikanti-t4-22b-selective-and-sequence-parallel backward", -0.0201}};
+constexpr double pin_margin = 0.005;
+
+/// Every row within the bars, and within half a point of its pinned signed error.
+void check_bars_and_pins(const nlohmann::json& result, const char* kind) {
   twocs::test::print_rows(result);
-  for (const auto& row : result["runs"]) CHECK(row["fits"].get<bool>()); // it ran, so it must fit
-  const auto& stats = result[kind];
-  REQUIRE(stats["rows"].get<int>() > 0);
-  CHECK(stats["mean_abs_error"].get<double>() <= ceiling.mean_abs);
-  CHECK(stats["max_abs_error"].get<double>() <= ceiling.max_abs);
+  for (const auto& row : result["runs"]) {
+    const std::string name = row["name"].get<std::string>();
+    INFO(name);
+    CHECK(row["fits"].get<bool>()); // it ran, so it must fit
+    const double error = row["error"].get<double>();
+    CHECK(std::fabs(error) <= row_bar);
+    REQUIRE(pinned.count(name) == 1);
+    CHECK(std::fabs(error - pinned.at(name)) <= pin_margin);
+  }
+  REQUIRE(result[kind]["rows"].get<int>() > 0);
+  CHECK(result[kind]["mean_abs_error"].get<double>() <= mean_bar);
 }
 
 const std::vector<std::string> korthikanti_rows = {
@@ -133,24 +163,19 @@ const std::vector<std::string> korthikanti_rows = {
 
 } // namespace
 
-TEST_CASE("Korthikanti et al. Table 4 layer times stay within today's errors (mean 1.1%, max 2.2%)") {
-  check_within(validate(korthikanti_rows, "auto"), "layer", {0.016, 0.027});
+TEST_CASE("Korthikanti et al. Table 4 layer times meet the acceptance bars and their pins (validation suite)") {
+  check_bars_and_pins(validate(korthikanti_rows, "auto"), "layer");
 }
 
-TEST_CASE("the SC'21 Table 1 runs up to 39.1B stay within today's errors (mean 5.4%, max 9.2%)") {
-  const auto result = validate({"megatron-sc21-t1-1.7b", "megatron-sc21-t1-3.6b", "megatron-sc21-t1-7.5b",
-                                "megatron-sc21-t1-18.4b", "megatron-sc21-t1-39.1b"},
-                               "auto");
-  check_within(result, "iteration", {0.059, 0.097});
-}
-
-// About 10 s on two cores, folded. The 529.6B and 1T runs (13 s and 20 s, 0.8 and 2 GB) are left to
-// `twocs validate`; docs/validation.md records their errors.
-TEST_CASE("the SC'21 76.1B to 310.1B runs and BLOOM-176B stay within today's errors (mean 3.7%, max 7.8%)") {
-  check_within(validate({"megatron-sc21-t1-76.1b", "megatron-sc21-t1-145.6b", "megatron-sc21-t1-310.1b",
-                         "bloom-176b-production"},
-                        "auto"),
-               "iteration", {0.042, 0.083});
+// About 60 s on two cores (the three smallest run unfolded). The 529.6B and 1T runs (13 s and 20 s,
+// 0.8 and 2 GB) are left to `twocs validate`; docs/validation.md records their errors.
+TEST_CASE(
+    "the SC'21 Table 1 runs to 310.1B and BLOOM-176B meet the acceptance bars and their pins (validation suite)") {
+  check_bars_and_pins(validate({"megatron-sc21-t1-1.7b", "megatron-sc21-t1-3.6b", "megatron-sc21-t1-7.5b",
+                                "megatron-sc21-t1-18.4b", "megatron-sc21-t1-39.1b", "megatron-sc21-t1-76.1b",
+                                "megatron-sc21-t1-145.6b", "megatron-sc21-t1-310.1b", "bloom-176b-production"},
+                               "auto"),
+                      "iteration");
 }
 
 // With speed variation a folded run gives every device the slowest draw of the cluster and a full run
