@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <twocs/config/parameter_provenance.hpp>
 #include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/gemm_timing.hpp>
 #include <twocs/cost/kernel_cost_model.hpp>
@@ -152,6 +153,17 @@ void print_collective(std::ostream& out, const hardware::ClusterSpec& c) {
                      n, to_string(time), to_string(size * (steps / static_cast<double>(n)) / time));
 }
 
+/// Each parameter's value, class and source (docs/platform-model.md, "Provenance").
+void print_provenance(std::ostream& out, const config::PlatformProvenance& p) {
+  out << "\nprovenance of each parameter (docs/platform-model.md, \"Provenance\")\n";
+  for (const auto& s : p.parameters) {
+    out << fmt::format("  {:<44} {:<12} {}\n", s.parameter, config::to_string(s.kind), s.value);
+    if (!s.source.empty()) out << fmt::format("      {}\n", s.source);
+    if (!s.rule.empty()) out << fmt::format("      rule: {}\n", s.rule);
+    if (!s.sensitivity.empty()) out << fmt::format("      sensitivity: {}\n", s.sensitivity);
+  }
+}
+
 } // namespace
 
 CLI::App* add_show_command(CLI::App& app, ShowOptions& o) {
@@ -175,6 +187,7 @@ void run_show_platform(const ShowOptions& options, std::ostream& out) {
   print_network(out, cluster);
   print_references(out, cost::KernelCostModel(cluster.device), reference_dtype(cluster.device));
   print_collective(out, cluster);
+  print_provenance(out, config::read_platform_provenance(input, options.overrides));
 }
 
 } // namespace twocs::cli

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "yaml_operator_model.hpp"
+#include "yaml_provenance.hpp"
 #include "yaml_quantity.hpp"
 #include "yaml_reader.hpp"
 #include "yaml_suggest.hpp"
@@ -17,7 +18,7 @@ namespace {
 
 using hardware::ClusterSpec;
 
-constexpr std::array<std::string_view, 5> platform_keys = {"name", "device", "node", "cluster", "whatif"};
+constexpr std::array<std::string_view, 6> platform_keys = {"name", "device", "node", "cluster", "whatif", "provenance"};
 constexpr std::array<std::string_view, 7> device_keys = {
     "name", "peak_flops", "memory", "memory_bandwidth", "operator_model", "comm_interference", "speed_variation"};
 constexpr std::array<std::string_view, 1> interference_keys = {"compute_slowdown"};
@@ -216,6 +217,7 @@ ClusterSpec read_platform(const YamlNode& root, std::string_view default_name) {
   cluster.network = read_network(network_field);
   check_routed_network(network_field, cluster);
   if (const auto f = top.optional("whatif")) apply_whatif(*f, cluster);
+  (void)read_provenance(root); // metadata only (twocs show platform), checked as strictly
   return cluster;
 }
 

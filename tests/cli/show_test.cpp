@@ -48,3 +48,14 @@ TEST_CASE("show platform names the routing and the shape of rail, torus and drag
   CHECK(contains(r.out, "routing ecmp (seed 7)"));
   CHECK(contains(r.out, "500 ns per hop"));
 }
+
+TEST_CASE("show platform prints each parameter's provenance class and source, --set as such") {
+  const auto r = run_command_line({"show", "platform", source_file("platforms/dgx-h100.yaml"), "--set",
+                                   "device.operator_model.kernel_overhead=2us"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "provenance of each parameter"));
+  CHECK(contains(r.out, "device.memory_bandwidth                      measurement  3350GB/s"));
+  CHECK(contains(r.out, "device.operator_model.kernel_overhead        --set        2us"));
+  CHECK(contains(r.out, "sensitivity: "));
+  CHECK(!contains(r.out, "unstated"));
+}
