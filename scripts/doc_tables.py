@@ -7,7 +7,7 @@ A table of simulated numbers carries an HTML comment directly above it that says
          | {iteration_time_s:4s}, comm {comm_fraction:3%} -->
     | NIC | 300GB/s | 450GB/s | 900GB/s |
     | --- | ---: | ---: | ---: |
-    | 25GB/s | 3.630 s, comm 35.6% | ... |
+    | 25GB/s | 3.622 s, comm 35.8% | ... |
 
 The first part is a twocs command; the checker adds where the results go: `sweep` gets
 `--output FILE.csv` (and `--jobs N` unless the marker says), `analyze` `--csv FILE.csv`,
