@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Opens a study report in a real browser (headless Chromium), takes a screenshot and fails when
-# its charts are missing or blank: the charts are the only coloured pixels on the page (text is
-# grey), so the check counts saturated pixels in the PNG (decoded with python3's zlib, no PIL).
+# Opens a study report in a real browser (headless Chromium) at two window widths (1400 and 800
+# px), takes a screenshot of each and fails when its charts are missing or blank, do not fill the
+# page's width, or are cut at its right edge: the charts are the only coloured pixels on the page
+# (text is grey), so the check counts saturated pixels in the PNG (decoded with python3's zlib,
+# no PIL) and finds the rightmost column that has one.
 #   scripts/check-report-browser.sh TWOCS_PROGRAM [REPORT.html]
 # Without REPORT.html it writes one from a small results CSV with `twocs report`. Installs
 # Debian's chromium with apt-get when it is missing (needs root).
@@ -26,7 +28,8 @@ CSV
   "$program" report "$work/r.csv" -o "$work/r.html"
   page="$work/r.html"
 fi
-"$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,2400 \
+for width in 1400 800; do
+"$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=$width,2400 \
   --screenshot="$work/shot.png" "file://$(realpath "$page")" >/dev/null 2>&1
 python3 - "$work/shot.png" <<'PY'
 import struct, sys, zlib
@@ -44,7 +47,7 @@ while pos < len(data):
         idat += body
     pos += 12 + length
 raw, stride = zlib.decompress(idat), width * channels
-prev, coloured, i = bytearray(stride), 0, 0
+prev, coloured, rightmost, i = bytearray(stride), 0, 0, 0
 for _ in range(height):
     f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride]); i += 1 + stride
     for x in range(stride):
@@ -58,8 +61,13 @@ for _ in range(height):
             line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
     for x in range(0, stride, channels):
         r, g, bl = line[x:x + 3]
-        coloured += max(r, g, bl) - min(r, g, bl) > 60
+        if max(r, g, bl) - min(r, g, bl) > 60:
+            coloured += 1
+            rightmost = max(rightmost, x // channels)
     prev = line
-print(f"check-report-browser: {coloured} coloured pixels in a {width}x{height} screenshot")
-sys.exit(0 if coloured > 2000 else 1)
+print(f"check-report-browser: {coloured} coloured pixels in a {width}x{height} screenshot, "
+      f"the rightmost at x = {rightmost}")
+ok = coloured > 2000 and rightmost >= 0.7 * width and rightmost < width - 8
+sys.exit(0 if ok else 1)
 PY
+done

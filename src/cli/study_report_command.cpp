@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <twocs/config/scenario_loader.hpp>
+#include <twocs/config/study.hpp>
 #include <twocs/error.hpp>
 #include <twocs/fileio/output_file.hpp>
 #include <twocs/report/compare_html.hpp>
@@ -23,6 +24,8 @@ CLI::App* add_study_report_command(CLI::App& app, StudyReportOptions& o) {
       ->excludes(report->get_option("results"));
   report->add_option("--x", o.x_axis, "The axis to chart first (default: the study's first axis)");
   report->add_option("--title", o.title, "Page title (default: the CSV's file name)");
+  report->add_option("--study", o.study,
+                     "The study file whose figures: list the page draws (default: automatic charts)");
   return report;
 }
 
@@ -43,6 +46,12 @@ void write_study_report(const std::filesystem::path& results, const std::filesys
     throw error;
   }
   report::StudyHtmlOptions html{options.title.empty() ? results.filename().string() : options.title, options.x_axis};
+  std::vector<config::StudyFigure> figures = options.figures;
+  if (!options.study.empty()) figures = config::load_study(options.study).figures;
+  for (const config::StudyFigure& f : figures) html.figures.push_back({f.x, f.series, f.metric});
+  // The page links the full CSV by its path relative to the page's folder.
+  const auto absolute = [](const std::filesystem::path& p) { return std::filesystem::absolute(p).lexically_normal(); };
+  html.csv_href = absolute(results).lexically_relative(absolute(output).parent_path()).generic_string();
   fileio::write_file_atomically(output, [&](std::ostream& os) { report::write_study_html(os, table, html); });
 }
 

@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <twocs/config/study.hpp>
+
 namespace twocs::cli {
 
 struct StudyReportOptions {
@@ -16,6 +18,8 @@ struct StudyReportOptions {
   std::vector<std::filesystem::path> compare; // --compare A.json B.json
   std::string x_axis;                         // the axis charted first
   std::string title;
+  std::filesystem::path study;              // --study: the study file whose `figures:` the page draws
+  std::vector<config::StudyFigure> figures; // from the study (sweep --report), or read from `study`
 };
 
 CLI::App* add_study_report_command(CLI::App& app, StudyReportOptions& options);

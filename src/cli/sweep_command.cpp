@@ -82,7 +82,11 @@ int sweep_here(const SweepCommandOptions& o, const sweep::MpiJob& job, std::ostr
   }
   out << fmt::format("{} scenarios ({} run now, {} from an earlier run), {} not ok; results in {}\n", totals.scenarios,
                      totals.ran, totals.already_done, totals.failed, options.output.string());
-  if (o.report) write_study_report(options.output, *o.report, {});
+  if (o.report) {
+    StudyReportOptions report;
+    report.figures = study.figures;
+    write_study_report(options.output, *o.report, report);
+  }
   return 0;
 }
 

@@ -11,7 +11,7 @@
 namespace twocs::config::detail {
 namespace {
 
-constexpr std::array<std::string_view, 4> study_keys = {"study", "description", "base", "axes"};
+constexpr std::array<std::string_view, 5> study_keys = {"study", "description", "base", "axes", "figures"};
 constexpr std::array<std::string_view, 3> base_keys = {"workload", "platform", "set"};
 constexpr std::array<std::string_view, 2> axis_keys = {"key", "values"};
 constexpr std::array<std::string_view, 3> entry_keys = {"key", "values", "zip"};
@@ -147,6 +147,7 @@ ReadStudy read_study(const YamlNode& root, const std::string& default_name, cons
   for (const Field& entry : entries) out.study.dimensions.push_back(read_dimension(entry, out.axis_sets));
   check_distinct_keys(entries, out.study);
   check_size(axes, out.study);
+  if (const auto figures = top.optional("figures")) out.study.figures = read_figures(*figures, out.study.axis_keys());
   return out;
 }
 

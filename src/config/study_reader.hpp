@@ -11,6 +11,7 @@
 #include <twocs/config/study.hpp>
 
 #include "yaml_document.hpp"
+#include "yaml_reader.hpp"
 
 namespace twocs::config::detail {
 
@@ -30,6 +31,10 @@ struct ReadStudy {
 
 [[nodiscard]] ReadStudy read_study(const YamlNode& root, const std::string& default_name,
                                    const std::filesystem::path& directory);
+
+/// The `figures:` list: each {x, series, metric} names axis keys of the study and a metric of
+/// study_figure_metrics(); anything else is an InputError at its line and column.
+[[nodiscard]] std::vector<StudyFigure> read_figures(const Field& field, const std::vector<std::string>& axis_keys);
 
 /// Applies every base and axis --set to the base files and reads them (keys and value types;
 /// consistency is left to each scenario). Errors point into the study file.

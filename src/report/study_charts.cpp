@@ -17,6 +17,23 @@ using fileio::html_escape;
 constexpr std::array<std::string_view, 7> palette = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                                      "#E69F00", "#56B4E9", "#999999"};
 constexpr double plot_height = 220, margin_left = 56, margin_top = 12;
+// Every chart is drawn in a viewBox this wide and scaled to the page's width (CSS), so that a
+// chart of three bars fills the page as one of three hundred does; a chart whose bars or
+// categories would be thinner than their minimum gets a wider viewBox.
+constexpr double chart_width = 900, margin_right = 10;
+
+/// The step between bars or categories that fills the chart's width, at least `minimum`.
+double step_for(std::size_t count, double minimum) {
+  return std::max(minimum,
+                  (chart_width - margin_left - margin_right) / static_cast<double>(std::max<std::size_t>(1, count)));
+}
+
+void open_svg(fmt::memory_buffer& out, double width, double height) {
+  fmt::format_to(std::back_inserter(out),
+                 "<svg class=\"chart\" viewBox=\"0 0 {:.0f} {:.0f}\" preserveAspectRatio=\"xMinYMin meet\" "
+                 "role=\"img\" overflow=\"visible\">",
+                 width, height);
+}
 
 void legend(fmt::memory_buffer& out, const std::vector<std::string>& names) {
   fmt::format_to(std::back_inserter(out), "<div class=\"legend\">");
@@ -56,6 +73,14 @@ void x_label(fmt::memory_buffer& out, double x, const std::string& text) {
       y, html_escape(text.size() > 24 ? text.substr(0, 23) + "…" : text));
 }
 
+/// A bar part's hover text: the bar's label, the part's name, its value and its share of the bar.
+std::string part_tooltip(const StackedBars& bars, std::size_t b, std::size_t p, double sum) {
+  const double v = bars.parts[b][p];
+  std::string text = fmt::format("{}: {} {:.4g}{}", bars.labels[b], bars.part_names[p], v, bars.unit);
+  if (bars.parts[b].size() > 1 && sum > 0 && std::isfinite(v)) text += fmt::format(" ({:.1f}%)", 100 * v / sum);
+  return text;
+}
+
 } // namespace
 
 double cell_number(const std::string& cell) {
@@ -67,8 +92,9 @@ double cell_number(const std::string& cell) {
 }
 
 void stacked_bar_chart(fmt::memory_buffer& out, const StackedBars& bars, bool normalise, const std::string& y_label) {
-  const double step = std::clamp(720.0 / std::max<std::size_t>(1, bars.labels.size()), 6.0, 40.0);
-  const double width = margin_left + step * static_cast<double>(bars.labels.size()) + 10;
+  const double step = step_for(bars.labels.size(), 6.0);
+  const double width = margin_left + step * static_cast<double>(bars.labels.size()) + margin_right;
+  const double bar = std::min(step * 0.8, 72.0);
   double top = 0;
   for (const auto& p : bars.parts) {
     double sum = 0;
@@ -77,41 +103,40 @@ void stacked_bar_chart(fmt::memory_buffer& out, const StackedBars& bars, bool no
   }
   if (normalise || top <= 0) top = 1;
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "<svg class=\"chart\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\" overflow=\"visible\">", width,
-                 margin_top + plot_height + margin_bottom_for(bars.labels));
+  open_svg(out, width, margin_top + plot_height + margin_bottom_for(bars.labels));
   y_axis(out, width, top, y_label, normalise);
   for (std::size_t b = 0; b < bars.parts.size(); ++b) {
     double sum = 0;
     for (double v : bars.parts[b]) sum += std::isfinite(v) ? v : 0;
     const double scale = normalise ? (sum > 0 ? 1 / sum : 0) : 1 / top;
-    const double x = margin_left + step * static_cast<double>(b) + step * 0.1;
+    const double x = margin_left + step * (static_cast<double>(b) + 0.5) - bar / 2;
     double y = margin_top + plot_height;
     fmt::format_to(o, "<g><title>{}</title>", html_escape(bars.tooltips[b]));
     for (std::size_t p = 0; p < bars.parts[b].size(); ++p) {
       const double v = std::isfinite(bars.parts[b][p]) ? bars.parts[b][p] : 0;
       const double h = plot_height * v * scale;
       y -= h;
-      fmt::format_to(o, "<rect x=\"{:.1f}\" y=\"{:.2f}\" width=\"{:.1f}\" height=\"{:.2f}\" fill=\"{}\"/>", x, y,
-                     step * 0.8, h, palette[p % palette.size()]);
+      fmt::format_to(
+          o, "<rect x=\"{:.1f}\" y=\"{:.2f}\" width=\"{:.1f}\" height=\"{:.2f}\" fill=\"{}\"><title>{}</title></rect>",
+          x, y, bar, h, palette[p % palette.size()], html_escape(part_tooltip(bars, b, p, sum)));
     }
     fmt::format_to(o, "</g>");
-    x_label(out, x + step * 0.4, bars.labels[b]);
+    x_label(out, x + bar / 2, bars.labels[b]);
   }
   fmt::format_to(o, "</svg>\n");
   legend(out, bars.part_names);
 }
 
 void scatter_chart(fmt::memory_buffer& out, const Scatter& chart) {
-  const double step = std::clamp(720.0 / std::max<std::size_t>(1, chart.categories.size()), 24.0, 120.0);
-  const double width = margin_left + step * static_cast<double>(chart.categories.size()) + 10;
+  const double step = step_for(chart.categories.size(), 24.0);
+  const double width = margin_left + step * static_cast<double>(chart.categories.size()) + margin_right;
   double top = 0;
   for (const auto& series : chart.points)
     for (const auto& [c, y] : series) top = std::max(top, y);
   top = top <= 0 ? 1 : top <= 1 ? 1 : std::ceil(top);
   const double margin_bottom = margin_bottom_for(chart.categories);
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "<svg class=\"chart\" width=\"{:.0f}\" height=\"{:.0f}\" role=\"img\" overflow=\"visible\">", width,
-                 margin_top + plot_height + margin_bottom);
+  open_svg(out, width, margin_top + plot_height + margin_bottom);
   y_axis(out, width, top, chart.y_label, top == 1);
   const auto px = [&](std::size_t c) { return margin_left + step * (static_cast<double>(c) + 0.5); };
   const auto py = [&](double y) { return margin_top + plot_height * (1 - y / top); };
@@ -123,15 +148,18 @@ void scatter_chart(fmt::memory_buffer& out, const Scatter& chart) {
       sum[c] += y;
       count[c] += 1;
       fmt::format_to(o,
-                     "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\" fill-opacity=\"0.6\"><title>{}: "
-                     "{:.4g}</title></circle>",
-                     px(c), py(y), colour, html_escape(chart.categories[c]), y);
+                     "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.6\"><title>{}, {} "
+                     "{}: {:.4g}</title></circle>",
+                     px(c), py(y), colour, html_escape(chart.series_names[s]), html_escape(chart.x_label),
+                     html_escape(chart.categories[c]), y);
     }
     std::string path;
     for (std::size_t c = 0; c < sum.size(); ++c)
       if (count[c] > 0) path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", px(c), py(sum[c] / count[c]));
     if (!path.empty())
-      fmt::format_to(o, "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>", path, colour);
+      fmt::format_to(
+          o, "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"><title>{}: mean per {}</title></path>",
+          path, colour, html_escape(chart.series_names[s]), html_escape(chart.x_label));
   }
   fmt::format_to(o, "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text></svg>\n", width / 2,
                  margin_top + plot_height + margin_bottom - 4, html_escape(chart.x_label));

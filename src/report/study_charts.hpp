@@ -19,6 +19,7 @@ struct StackedBars {
   std::vector<std::string> part_names;
   std::vector<std::vector<double>> parts; // per bar, per part (any unit; the bar is their sum)
   std::vector<std::string> tooltips;      // per bar
+  std::string unit;                       // after each part's value in its tooltip, e.g. " s"
 };
 void stacked_bar_chart(fmt::memory_buffer& out, const StackedBars& bars, bool normalise, const std::string& y_label);
 

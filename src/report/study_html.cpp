@@ -20,7 +20,9 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans
 h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 12px; } td, th { padding: 2px 6px; border-bottom: 1px solid #eee; }
 svg text { font-size: 11px; fill: #333; } .legend span { margin-right: 1.2em; font-size: 12px; }
-svg.chart { margin-left: 48px; } /* rotated labels of the first bars reach left of the axis */
+/* Charts fill the page's width (their viewBox scales); rotated labels of the first bars reach
+   left of the axis, into the margin. */
+svg.chart { display: block; margin-left: 48px; width: calc(100% - 48px); height: auto; }
 .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
 .scroll { overflow-x: auto; max-height: 30em; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 </style>
@@ -66,6 +68,7 @@ void breakdown_chart(fmt::memory_buffer& out, const View& v) {
     bars.parts.push_back(std::move(parts));
     bars.tooltips.push_back(fmt::format("{}: iteration {:.4g} s", v.label(*row), v.at(*row, "iteration_time_s")));
   }
+  bars.unit = " s";
   fmt::format_to(std::back_inserter(out), "<h2>Where the iteration time goes</h2>\n");
   detail::stacked_bar_chart(out, bars, true, "share of iteration time");
 }
@@ -78,6 +81,7 @@ void hidden_chart(fmt::memory_buffer& out, const View& v) {
     bars.parts.push_back({v.at(*row, "breakdown_s.overlapped_comm"), v.at(*row, "breakdown_s.exposed_comm")});
     bars.tooltips.push_back(fmt::format("{}: comm busy {:.4g} s", v.label(*row), v.at(*row, "comm_busy_s")));
   }
+  bars.unit = " s";
   fmt::format_to(std::back_inserter(out), "<h2>Hidden against exposed communication</h2>\n");
   detail::stacked_bar_chart(out, bars, false, "seconds");
 }
@@ -134,11 +138,12 @@ std::vector<std::string> independent_axes(const ResultsTable& table, const std::
   return kept;
 }
 
-/// Communication fraction against `x`, one line per value of `series` (the paper's figure of
-/// hardware generations: one line per model).
-void fraction_by_series_chart(fmt::memory_buffer& out, const View& v, const std::string& x, const std::string& series) {
-  detail::Scatter chart{x, "comm fraction", {}, {}, {}};
-  const std::size_t cx = v.table.column(x), cs = v.table.column(series);
+/// `metric` against `x`, one line per value of `series` (the paper's figure of hardware
+/// generations: one line per model), or one line when `series` is empty.
+void series_chart(fmt::memory_buffer& out, const View& v, const StudyFigure& figure, const std::string& heading) {
+  const std::string &x = figure.x, &series = figure.series, &metric = figure.metric;
+  detail::Scatter chart{x, metric, {}, {}, {}};
+  const std::size_t cx = v.table.column(x), cs = series.empty() ? cx : v.table.column(series);
   for (const auto* row : v.ok) {
     const auto index_of = [](std::vector<std::string>& names, const std::string& name) {
       auto it = std::find(names.begin(), names.end(), name);
@@ -146,12 +151,11 @@ void fraction_by_series_chart(fmt::memory_buffer& out, const View& v, const std:
       return static_cast<std::size_t>(it - names.begin());
     };
     const std::size_t c = index_of(chart.categories, (*row)[cx]);
-    const std::size_t s = index_of(chart.series_names, (*row)[cs]);
+    const std::size_t s = index_of(chart.series_names, series.empty() ? metric : (*row)[cs]);
     if (chart.points.size() <= s) chart.points.resize(s + 1);
-    if (const double y = v.at(*row, "comm_fraction"); std::isfinite(y)) chart.points[s].emplace_back(c, y);
+    if (const double y = v.at(*row, metric); std::isfinite(y)) chart.points[s].emplace_back(c, y);
   }
-  fmt::format_to(std::back_inserter(out), "<h2>Communication fraction against {}, one line per {}</h2>\n",
-                 html_escape(x), html_escape(series));
+  fmt::format_to(std::back_inserter(out), "<h2>{}</h2>\n", html_escape(heading));
   detail::scatter_chart(out, chart);
 }
 
@@ -176,17 +180,54 @@ void table_cell(fmt::memory_buffer& out, const std::string& cell) {
   fmt::format_to(std::back_inserter(out), "<td class=\"n\" title=\"{}\">{:.4g}</td>", html_escape(cell), v);
 }
 
-void rows_table(fmt::memory_buffer& out, const ResultsTable& table) {
+/// The columns a reader compares: scenario, the axes, status and reason, and the headline results.
+std::vector<std::size_t> key_columns(const ResultsTable& table) {
+  std::vector<std::string> names{"scenario"};
+  for (const std::string& axis : axis_columns(table)) names.push_back(axis);
+  for (const char* name :
+       {"status", "reason", "iteration_time_s", "comm_fraction", "exposed_comm_fraction", "mfu", "memory.peak_bytes"})
+    names.emplace_back(name);
+  std::vector<std::size_t> columns;
+  for (const std::string& name : names)
+    if (const std::size_t c = table.column(name); c < table.columns.size()) columns.push_back(c);
+  return columns;
+}
+
+void rows_table(fmt::memory_buffer& out, const ResultsTable& table, const std::string& csv_href) {
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "<h2>All scenarios</h2>\n<div class=\"scroll\"><table><tr>");
-  for (const auto& c : table.columns) fmt::format_to(o, "<th>{}</th>", html_escape(c));
+  const std::vector<std::size_t> columns = key_columns(table);
+  fmt::format_to(o, "<h2>All scenarios</h2>\n<p>{} of the results' {} columns", columns.size(), table.columns.size());
+  if (!csv_href.empty()) fmt::format_to(o, "; all of them in <a href=\"{0}\">{0}</a>", html_escape(csv_href));
+  fmt::format_to(o, ".</p>\n<div class=\"scroll\"><table><tr>");
+  for (const std::size_t c : columns) fmt::format_to(o, "<th>{}</th>", html_escape(table.columns[c]));
   fmt::format_to(o, "</tr>\n");
   for (const auto& row : table.rows) {
     fmt::format_to(o, "<tr>");
-    for (const auto& cell : row) table_cell(out, cell);
+    for (const std::size_t c : columns) table_cell(out, c < row.size() ? row[c] : std::string());
     fmt::format_to(o, "</tr>\n");
   }
   fmt::format_to(o, "</table></div>\n");
+}
+
+/// The communication-fraction charts the page draws when the study names no figures: one per
+/// independent axis, and with two such axes one line per value of one against the other.
+void automatic_charts(fmt::memory_buffer& page, const View& view, const StudyHtmlOptions& options,
+                      std::vector<std::string> axes) {
+  const ResultsTable& table = view.table;
+  axes = independent_axes(table, axes);
+  for (const std::string& axis : axes) fraction_chart(page, view, axis);
+  // Two independent axes: one line per value of the one with fewer values (or the second, with
+  // --x naming the first), against the other.
+  if (axes.size() != 2) return;
+  const auto distinct = [&](const std::string& axis) {
+    std::set<std::string> values;
+    for (const auto* row : view.ok) values.insert((*row)[table.column(axis)]);
+    return values.size();
+  };
+  const bool first_is_x = !options.x_axis.empty() || distinct(axes[0]) > distinct(axes[1]);
+  const StudyFigure figure{axes[first_is_x ? 0 : 1], axes[first_is_x ? 1 : 0], "comm_fraction"};
+  series_chart(page, view, figure,
+               fmt::format("Communication fraction against {}, one line per {}", figure.x, figure.series));
 }
 
 } // namespace
@@ -214,22 +255,21 @@ void write_study_html(std::ostream& out, const ResultsTable& table, const StudyH
   fmt::format_to(o, "<h1>{}</h1>\n", html_escape(title));
   status_line(page, table);
   breakdown_chart(page, view);
-  axes = independent_axes(table, axes);
-  for (const std::string& axis : axes) fraction_chart(page, view, axis);
-  // Two independent axes: one line per value of the one with fewer values (or the second, with
-  // --x naming the first), against the other.
-  if (axes.size() == 2) {
-    const auto distinct = [&](const std::string& axis) {
-      std::set<std::string> values;
-      for (const auto* row : view.ok) values.insert((*row)[table.column(axis)]);
-      return values.size();
-    };
-    const bool first_is_x = !options.x_axis.empty() || distinct(axes[0]) > distinct(axes[1]);
-    fraction_by_series_chart(page, view, axes[first_is_x ? 0 : 1], axes[first_is_x ? 1 : 0]);
+  if (options.figures.empty()) automatic_charts(page, view, options, axes);
+  for (const StudyFigure& figure : options.figures) {
+    const bool known = table.column(figure.x) < table.columns.size() &&
+                       table.column(figure.metric) < table.columns.size() &&
+                       (figure.series.empty() || table.column(figure.series) < table.columns.size());
+    const std::string heading =
+        figure.metric + " against " + figure.x + (figure.series.empty() ? "" : ", one line per " + figure.series);
+    if (known)
+      series_chart(page, view, figure, heading);
+    else // a CSV from another study than the one named
+      fmt::format_to(o, "<h2>{}</h2>\n<p>Not drawn: the results have no such column.</p>\n", html_escape(heading));
   }
   hidden_chart(page, view);
   mfu_chart(page, view);
-  rows_table(page, table);
+  rows_table(page, table, options.csv_href);
   fmt::format_to(o, "</body></html>\n");
   out.write(page.data(), static_cast<std::streamsize>(page.size()));
 }

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <twocs/config/scenario_loader.hpp>
@@ -25,12 +27,24 @@ struct StudyDimension {
   [[nodiscard]] std::size_t size() const { return axes.front().values.size(); }
 };
 
+/// A figure the study asks its report for (`figures:`): `metric`, a results column, against the
+/// axis key `x`, one line per value of the axis key `series` (empty: one line).
+struct StudyFigure {
+  std::string x;
+  std::string series;
+  std::string metric;
+};
+
+/// The results columns a figure may plot (docs/outputs.md), numbers every scenario has.
+[[nodiscard]] std::span<const std::string_view> study_figure_metrics();
+
 struct Study {
   std::string name;
   std::optional<std::filesystem::path> workload; // resolved against the study's folder; none: embedded
   std::optional<std::filesystem::path> platform;
   std::vector<std::string> base_overrides; // "KEY=VALUE", applied before the axes
   std::vector<StudyDimension> dimensions;
+  std::vector<StudyFigure> figures; // none: the report draws its automatic charts
 
   /// Every axis key, in the order the file gives them (the CSV's axis columns).
   [[nodiscard]] std::vector<std::string> axis_keys() const;
