@@ -98,6 +98,12 @@ std::vector<lowering::DeviceId> group_devices(std::int64_t n, std::optional<std:
   return devices;
 }
 
+/// An error about --algorithm, located as a --set value is (docs/errors.md): `--algorithm NAME:1:1`.
+InputError at_algorithm(const std::string& name, InputError error) {
+  error.set_location({fmt::format("--algorithm {}", name), 1, 1});
+  return error;
+}
+
 /// An in-network reduction asked for where no switch reduces for this group is refused rather
 /// than run as the ring it would fall back to (docs/network.md, "In-network reduction").
 void require_in_network(const Bench& bench, lowering::Algorithm asked, const std::string& name) {
@@ -219,8 +225,9 @@ void run_collbench(const CollbenchOptions& o, std::ostream& out) {
   const auto kind = *lowering::collective_kind_from_string(o.collective);
   const auto algorithm = lowering::algorithm_from_string(o.algorithm);
   if (!algorithm)
-    throw InputError(fmt::format("--algorithm {}: unknown", o.algorithm), "--algorithm",
-                     "use auto, ring, tree, halving-doubling, hierarchical, in-network, nvls-tree, direct or pairwise");
+    throw at_algorithm(o.algorithm, InputError(fmt::format("--algorithm {}: unknown", o.algorithm), "--algorithm",
+                                               "use auto, ring, tree, halving-doubling, hierarchical, in-network, "
+                                               "nvls-tree, direct or pairwise"));
   report::CollbenchResult result;
   result.settings = {min, max, o.factor, o.iters, o.warmup_iters, group.placement};
   const platform::Topology topology = platform::build_topology(cluster, group.span);
@@ -232,7 +239,11 @@ void run_collbench(const CollbenchOptions& o, std::ostream& out) {
               o.channels,
               report::bus_factor(o.collective, group.size)};
   bench.policy.algorithms.fill(*algorithm);
-  require_in_network(bench, *algorithm, o.algorithm);
+  try {
+    require_in_network(bench, *algorithm, o.algorithm);
+  } catch (InputError& e) {
+    throw at_algorithm(o.algorithm, std::move(e));
+  }
   bench.policy.lowering = *lowering::collective_lowering_from_string(o.collective_lowering);
   result.platform = cluster.name;
   result.collective = o.collective;
