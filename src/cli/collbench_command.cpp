@@ -98,6 +98,24 @@ std::vector<lowering::DeviceId> group_devices(std::int64_t n, std::optional<std:
   return devices;
 }
 
+/// collbench models the interconnects only: a --set of a device key (peak rates, memory, the
+/// operator model) would change nothing it prints, so it is refused rather than ignored, as a
+/// workload key is (config::parse_platform).
+void refuse_device_overrides(const std::vector<std::string>& overrides) {
+  for (const std::string& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    if (key != "device" && !key.starts_with("device.")) continue;
+    InputError error(fmt::format("--set key '{}' does not affect collbench, which models only the node and "
+                                 "cluster interconnects",
+                                 key),
+                     {},
+                     "remove it: collbench takes name, node.*, cluster.* and whatif.* keys; device keys matter "
+                     "to twocs run");
+    error.set_location({"--set " + o, 1, 1});
+    throw error;
+  }
+}
+
 /// An error about --algorithm, located as a --set value is (docs/errors.md): `--algorithm NAME:1:1`.
 InputError at_algorithm(const std::string& name, InputError error) {
   error.set_location({fmt::format("--algorithm {}", name), 1, 1});
@@ -220,6 +238,7 @@ void run_collbench(const CollbenchOptions& o, std::ostream& out) {
   const units::Bytes min = parse_size(o.min_bytes, "-b", "-b/--minbytes"); // flags first (docs/errors.md)
   const units::Bytes max = parse_size(o.max_bytes, "-e", "-e/--maxbytes");
   const config::InputText input = o.platform ? config::read_input(*o.platform) : config::embedded_default_platform();
+  refuse_device_overrides(o.overrides);
   const hardware::ClusterSpec cluster = config::parse_platform(input, o.overrides);
   const Group group = resolve_group(o, cluster);
   const auto kind = *lowering::collective_kind_from_string(o.collective);
