@@ -1,6 +1,7 @@
 #include "collbench_command.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -99,12 +100,16 @@ std::vector<lowering::DeviceId> group_devices(std::int64_t n, std::optional<std:
 }
 
 /// collbench models the interconnects only: a --set of a device key (peak rates, memory, the
-/// operator model) would change nothing it prints, so it is refused rather than ignored, as a
-/// workload key is (config::parse_platform).
+/// operator model) or of a what-if scale of them would change nothing it prints, so it is
+/// refused rather than ignored, as a workload key is (config::parse_platform).
 void refuse_device_overrides(const std::vector<std::string>& overrides) {
+  constexpr std::array<std::string_view, 3> device_scales = {"whatif.compute_scale", "whatif.memory_capacity_scale",
+                                                             "whatif.memory_bandwidth_scale"};
   for (const std::string& o : overrides) {
     const std::string key = o.substr(0, o.find('='));
-    if (key != "device" && !key.starts_with("device.")) continue;
+    const bool device = key == "device" || key.starts_with("device.") ||
+                        std::find(device_scales.begin(), device_scales.end(), key) != device_scales.end();
+    if (!device) continue;
     InputError error(fmt::format("--set key '{}' does not affect collbench, which models only the node and "
                                  "cluster interconnects",
                                  key),
