@@ -1,6 +1,7 @@
 #include "collbench_command.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -96,6 +97,34 @@ std::vector<lowering::DeviceId> group_devices(std::int64_t n, std::optional<std:
   for (std::int64_t i = 0; i < n; ++i)
     devices.push_back(static_cast<lowering::DeviceId>(per_node ? (i / k) * node_devices + (i % k) * stride : i));
   return devices;
+}
+
+/// collbench models the interconnects only: a --set of a device key (peak rates, memory, the
+/// operator model) or of a what-if scale of them would change nothing it prints, so it is
+/// refused rather than ignored, as a workload key is (config::parse_platform).
+void refuse_device_overrides(const std::vector<std::string>& overrides) {
+  constexpr std::array<std::string_view, 3> device_scales = {"whatif.compute_scale", "whatif.memory_capacity_scale",
+                                                             "whatif.memory_bandwidth_scale"};
+  for (const std::string& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    const bool device = key == "device" || key.starts_with("device.") ||
+                        std::find(device_scales.begin(), device_scales.end(), key) != device_scales.end();
+    if (!device) continue;
+    InputError error(fmt::format("--set key '{}' does not affect collbench, which models only the node and "
+                                 "cluster interconnects",
+                                 key),
+                     {},
+                     "remove it: collbench takes name, node.*, cluster.* and whatif.* keys; device keys matter "
+                     "to twocs run");
+    error.set_location({"--set " + o, 1, 1});
+    throw error;
+  }
+}
+
+/// An error about --algorithm, located as a --set value is (docs/errors.md): `--algorithm NAME:1:1`.
+InputError at_algorithm(const std::string& name, InputError error) {
+  error.set_location({fmt::format("--algorithm {}", name), 1, 1});
+  return error;
 }
 
 /// An in-network reduction asked for where no switch reduces for this group is refused rather
@@ -214,13 +243,15 @@ void run_collbench(const CollbenchOptions& o, std::ostream& out) {
   const units::Bytes min = parse_size(o.min_bytes, "-b", "-b/--minbytes"); // flags first (docs/errors.md)
   const units::Bytes max = parse_size(o.max_bytes, "-e", "-e/--maxbytes");
   const config::InputText input = o.platform ? config::read_input(*o.platform) : config::embedded_default_platform();
+  refuse_device_overrides(o.overrides);
   const hardware::ClusterSpec cluster = config::parse_platform(input, o.overrides);
   const Group group = resolve_group(o, cluster);
   const auto kind = *lowering::collective_kind_from_string(o.collective);
   const auto algorithm = lowering::algorithm_from_string(o.algorithm);
   if (!algorithm)
-    throw InputError(fmt::format("--algorithm {}: unknown", o.algorithm), "--algorithm",
-                     "use auto, ring, tree, halving-doubling, hierarchical, in-network, nvls-tree, direct or pairwise");
+    throw at_algorithm(o.algorithm, InputError(fmt::format("--algorithm {}: unknown", o.algorithm), "--algorithm",
+                                               "use auto, ring, tree, halving-doubling, hierarchical, in-network, "
+                                               "nvls-tree, direct or pairwise"));
   report::CollbenchResult result;
   result.settings = {min, max, o.factor, o.iters, o.warmup_iters, group.placement};
   const platform::Topology topology = platform::build_topology(cluster, group.span);
@@ -232,7 +263,11 @@ void run_collbench(const CollbenchOptions& o, std::ostream& out) {
               o.channels,
               report::bus_factor(o.collective, group.size)};
   bench.policy.algorithms.fill(*algorithm);
-  require_in_network(bench, *algorithm, o.algorithm);
+  try {
+    require_in_network(bench, *algorithm, o.algorithm);
+  } catch (InputError& e) {
+    throw at_algorithm(o.algorithm, std::move(e));
+  }
   bench.policy.lowering = *lowering::collective_lowering_from_string(o.collective_lowering);
   result.platform = cluster.name;
   result.collective = o.collective;

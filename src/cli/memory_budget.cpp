@@ -28,9 +28,7 @@ units::Bytes parse_budget(const std::string& text) {
 
 } // namespace
 
-units::Bytes estimated_host_memory(std::uint64_t tasks) {
-  return units::Bytes(base_bytes + bytes_per_task * static_cast<double>(tasks));
-}
+units::Bytes estimated_host_memory(double tasks) { return units::Bytes(base_bytes + bytes_per_task * tasks); }
 
 std::optional<units::Bytes> physical_memory() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -39,20 +37,18 @@ std::optional<units::Bytes> physical_memory() {
   return units::Bytes(static_cast<double>(pages) * static_cast<double>(page_size));
 }
 
-void require_memory_budget(std::uint64_t tasks, const std::optional<std::string>& budget_text,
-                           const std::string& source) {
+void require_memory_budget(double tasks, const std::optional<std::string>& budget_text, bool at_least) {
   const std::optional<units::Bytes> budget = budget_text ? parse_budget(*budget_text) : physical_memory();
   if (!budget) return;
   const units::Bytes needed = estimated_host_memory(tasks);
   if (needed.value() <= budget->value()) return;
   InputError error(
-      fmt::format("this plan lowers to about {} tasks and needs about {} of memory to simulate, more than the {} {}",
-                  tasks, units::to_string(needed), units::to_string(*budget),
-                  budget_text ? "given by --memory-budget" : "this machine has"),
-      "training",
+      fmt::format("this plan lowers to {} {:.0f} tasks and needs {} {} of memory to simulate, more than the {} {}",
+                  at_least ? "at least" : "about", tasks, at_least ? "at least" : "about", units::to_string(needed),
+                  units::to_string(*budget), budget_text ? "given by --memory-budget" : "this machine has"),
+      "training.global_batch",
       "fold replicas (--fold on), simulate fewer micro-batches (training.global_batch), use a coarser collective, "
       "or give a larger --memory-budget on a machine with the memory");
-  error.set_location({source});
   throw error;
 }
 

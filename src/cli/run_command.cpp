@@ -71,18 +71,66 @@ std::string workload_source(const RunOptions& options) {
   return options.workload ? options.workload->string() : config::embedded_default_workload().name;
 }
 
-void require_tractable(const RunOptions& options, std::uint64_t tasks) {
-  if (tasks <= options.max_tasks) return;
+/// Refuses a plan of more tasks than --max-tasks; `at_least`: `tasks` is a lower bound.
+void require_tractable(const RunOptions& options, double tasks, bool at_least) {
+  if (tasks <= static_cast<double>(options.max_tasks)) return;
   const bool by_default = options.max_tasks == RunOptions{}.max_tasks;
-  InputError too_large(fmt::format("this plan lowers to {} tasks, more than the {} twocs simulates {} "
+  InputError too_large(fmt::format("this plan lowers to {}{:.0f} tasks, more than the {} twocs simulates {} "
                                    "(about {} of memory)",
-                                   tasks, options.max_tasks, by_default ? "by default" : "under --max-tasks",
+                                   at_least ? "at least " : "", tasks, options.max_tasks,
+                                   by_default ? "by default" : "under --max-tasks",
                                    units::to_string(estimated_host_memory(tasks))),
-                       "training",
+                       "training.global_batch",
                        "simulate fewer micro-batches (training.global_batch), fold replicas (--fold on), or raise "
                        "the limit with --max-tasks if the machine has the memory");
-  too_large.set_location({workload_source(options)});
   throw too_large;
+}
+
+/// Gives an error found after reading about a key the location of that key in the scenario's
+/// files (else the workload file's name); a flag's error keeps its own.
+void locate(const RunOptions& options, const config::Scenario& scenario, InputError& error) {
+  if (error.key_path().empty() || error.key_path().starts_with('-')) return;
+  config::locate_in_scenario(scenario, error);
+  if (!error.location()) error.set_location({workload_source(options)});
+}
+
+/// How a plan is lowered: folded or not, and with which collectives.
+struct SizedLowering {
+  FoldDecision fold;
+  lowering::LoweringOptions options;
+};
+
+/// Counts the plan's tasks and chooses how to lower it, refusing more than --max-tasks or the
+/// memory budget (at training.global_batch). count_tasks walks every task and could not finish a
+/// walk of 2^30 micro-batches in time or memory, so a plan whose closed-form bound passes the
+/// default --max-tasks is checked by that bound first, and the count stops past the larger of
+/// --max-tasks and its default (`cap`; folded or, with --fold off, full). Below, a refusal names
+/// the exact count.
+SizedLowering size_lowering(const RunOptions& options, const config::Scenario& scenario,
+                            const model::TrainingPlan& plan, const cost::OperatorCostModel& cost,
+                            lowering::CollectivePolicy collectives, spdlog::logger& log) {
+  const auto& model = scenario.workload.model;
+  try {
+    const std::uint64_t cap = std::max(options.max_tasks, RunOptions{}.max_tasks);
+    const double least = lowering::least_folded_tasks(model, plan);
+    if (least > static_cast<double>(RunOptions{}.max_tasks)) {
+      require_tractable(options, least, true);
+      require_memory_budget(least, options.memory_budget, true);
+    }
+    const std::uint64_t off_limit = options.fold == FoldMode::off ? cap : UINT64_MAX;
+    const lowering::TaskCount tasks = lowering::count_tasks(model, plan, cost, collectives, {cap, off_limit});
+    FoldDecision fold = decide_fold(options.fold, scenario.cluster, plan, tasks.full, options.fold_above_tasks);
+    lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, std::move(collectives), log);
+    // A count stopped at the limit is past it, whichever of its two counts the fold uses.
+    const double under = static_cast<double>(tasks.under(lowering_options));
+    const double count = tasks.complete ? under : std::max(under, static_cast<double>(cap) + 1);
+    require_tractable(options, count, !tasks.complete);
+    require_memory_budget(count, options.memory_budget, !tasks.complete);
+    return {std::move(fold), std::move(lowering_options)};
+  } catch (InputError& e) {
+    locate(options, scenario, e); // at training.global_batch, which sets the micro-batches
+    throw;
+  }
 }
 
 /// One simulated plan: its DAG, its timeline and the fold decision it ran under.
@@ -100,11 +148,7 @@ PlanRun simulate_plan(const RunOptions& options, const config::Scenario& scenari
   progress.phase("lowering");
   auto collectives = platform::collective_policy(scenario.cluster, plan.world_size()); // algorithm per kind
   collectives.lowering = options.collective_lowering;
-  const lowering::TaskCount tasks = lowering::count_tasks(model, plan, cost, collectives);
-  FoldDecision fold = decide_fold(options.fold, scenario.cluster, plan, tasks.full, options.fold_above_tasks);
-  const lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, std::move(collectives), log);
-  require_tractable(options, tasks.under(lowering_options));
-  require_memory_budget(tasks.under(lowering_options), options.memory_budget, workload_source(options));
+  auto [fold, lowering_options] = size_lowering(options, scenario, plan, cost, std::move(collectives), log);
   lowering::TaskGraph graph = lowering::lower_iteration(model, plan, cost, lowering_options);
   log.info("lowered to {} tasks and {} dependencies in {}", graph.size(), graph.dependency_count(),
            units::to_string(since(start)));
@@ -172,7 +216,11 @@ ChosenPlan choose_plan(const RunOptions& options, const config::Scenario& scenar
   try {
     result = planning::search_plan(w.model, w.plan, scenario.cluster, cost, objective, w.search.candidates, simulate);
   } catch (InputError& e) {
-    if (!e.location()) e.set_location({workload_source(options)});
+    locate(options, scenario, e); // at training.parallelism.search
+    // --plan-search is applied as that key's --set (overrides_with_plan_flags): name the flag given.
+    if (options.plan_search && e.location() &&
+        e.location()->file == "--set training.parallelism.search=" + *options.plan_search)
+      e.set_location({"--plan-search " + *options.plan_search, 1, 1});
     throw;
   }
   const analysis::PlanChoice choice{std::string(config::to_string(w.search.objective)), result.considered, result.valid,

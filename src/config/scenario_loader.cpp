@@ -117,6 +117,20 @@ bool is_workload_key(std::string_view key_path) {
 
 } // namespace
 
+namespace detail {
+struct ScenarioDocuments {
+  YamlNode workload;
+  YamlNode platform;
+};
+} // namespace detail
+
+void locate_in_scenario(const Scenario& scenario, InputError& error) {
+  // No key, or a flag's name ("--memory-budget"): nothing in the files to point at.
+  if (error.location() || !scenario.documents || error.key_path().empty() || error.key_path().starts_with('-')) return;
+  const detail::ScenarioDocuments& d = *scenario.documents;
+  error.set_location(locate(is_workload_key(error.key_path()) ? d.workload : d.platform, error.key_path()));
+}
+
 Scenario load_scenario(const InputText& workload, const InputText& platform,
                        const std::vector<std::string>& overrides) {
   const std::vector<Override> parsed = detail::parse_overrides(overrides);
@@ -136,7 +150,9 @@ Scenario load_scenario(const InputText& workload, const InputText& platform,
   for (const auto& [kind, algorithm] : w.workload.collectives) p.cluster.network.collectives[kind] = algorithm;
   // The host's launch time is the platform's unless the workload names its own (CUDA graphs: 0).
   if (!w.workload.plan.host.launch_time) w.workload.plan.host.launch_time = p.cluster.node.host_launch_time;
-  return {std::move(w.workload), std::move(p.cluster), {}};
+  auto documents = std::make_shared<detail::ScenarioDocuments>(
+      detail::ScenarioDocuments{std::move(w.document), std::move(p.document)});
+  return {std::move(w.workload), std::move(p.cluster), {}, std::move(documents)};
 }
 
 std::optional<std::filesystem::path> platform_named_by(const InputText& workload) {

@@ -77,6 +77,11 @@ void validate_parallel_counts(const TrainingPlan& plan) {
       !checked_product(par.pipeline, par.virtual_stages))
     throw InputError("the parallel degrees are too large: their product overflows", "training.parallelism",
                      "give realistic tensor, pipeline, data and virtual_stages degrees");
+  if (plan.world_size() > limits::devices)
+    throw InputError(fmt::format("the plan spans {} devices ({}), beyond what twocs simulates (at most {})",
+                                 plan.world_size(), describe_degrees(par), limits::devices),
+                     "training.parallelism",
+                     "lower a parallel degree: the largest clusters built hold about 100,000 devices");
 }
 
 /// Context parallelism as Megatron-Core runs it: Transformer Engine's fused attention kernels

@@ -16,7 +16,8 @@ TEST_CASE("a plan over the memory budget is refused with the estimate and the fi
   const auto r =
       run_command_line({"run", "--fold", "off", "--collective-lowering", "step", "--memory-budget", "80MiB"});
   CHECK(r.code == 2);
-  CHECK(contains(r.err, "error: training: this plan lowers to about "));
+  // Located at training.global_batch, which sets the micro-batches (the embedded default's line 14).
+  CHECK(contains(r.err, "default.yaml>:14:17: error: training.global_batch: this plan lowers to about "));
   CHECK(contains(r.err, " tasks and needs about "));
   CHECK(contains(r.err, "more than the 80 MiB given by --memory-budget"));
   CHECK(contains(r.err, "fix: fold replicas (--fold on)"));

@@ -104,6 +104,11 @@ std::vector<Limit> limits_under_test() {
          p.global_batch = v;
        }},
       {"training.global_batch", limits::global_batch, [](M, P p, std::int64_t v) { p.global_batch = v; }},
+      {"training.parallelism", limits::devices,
+       [](M, P p, std::int64_t v) {
+         p.parallelism.data = v;
+         p.global_batch = v;
+       }},
   };
 }
 

@@ -6,12 +6,14 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <twocs/config/plan_search_request.hpp>
+#include <twocs/error.hpp>
 #include <twocs/hardware/cluster.hpp>
 #include <twocs/model/training_plan.hpp>
 #include <twocs/model/transformer.hpp>
@@ -29,13 +31,26 @@ struct Workload {
   std::map<std::string, std::string> collectives;
 };
 
+namespace detail {
+struct ScenarioDocuments; // the workload's and platform's located YAML trees, after --set
+} // namespace detail
+
 struct Scenario {
   Workload workload;
   hardware::ClusterSpec cluster;
   /// Where the platform came from: --platform, the workload's `platform:` key, or
   /// "<embedded platforms/...>" (set by load_scenario(const ScenarioSources&)).
   std::string platform_file;
+  /// Where each key was given, for errors found after reading (plan search, the simulation's
+  /// limits): see locate_in_scenario. Null for a scenario built in code.
+  std::shared_ptr<const detail::ScenarioDocuments> documents;
 };
+
+/// Gives `error`, when it has none yet, the location of its key in the scenario's files: a
+/// model.* or training.* key in the workload, any other in the platform; the --set argument
+/// that set it; the key's nearest parent in the file when it was left to its default. An error
+/// without a key, or about a flag ("--fold"), is left as it is.
+void locate_in_scenario(const Scenario& scenario, InputError& error);
 
 /// Text of an input with the name errors should use for it ("workloads/gpt3.yaml",
 /// "<embedded default workload>").

@@ -20,18 +20,36 @@
 namespace twocs::lowering {
 
 struct TaskCount {
-  std::uint64_t full = 0;   // every device simulated
+  std::uint64_t full = 0;   // every device simulated (saturates at the largest std::uint64_t)
   std::uint64_t folded = 0; // one device per pipeline stage (LoweringOptions::fold_replicas)
+  /// False when the count stopped at its limit (TaskCountLimit): the counts are lower bounds.
+  bool complete = true;
 
   [[nodiscard]] std::uint64_t under(const LoweringOptions& options) const {
     return options.fold_replicas ? folded : full;
   }
 };
 
-/// Exact task counts of lower_iteration, folded and not. Costs about as much time as the
-/// folded lowering and almost no memory. `cost` only labels kernels here; any model will do.
+/// Where counting may stop: once the folded count exceeds `folded`, or the full one `full`, the
+/// plan is too large for any limit the caller has, and walking on (a ring over 2^17 ranks has a
+/// step per rank, for every bucket) would take minutes.
+struct TaskCountLimit {
+  std::uint64_t folded = UINT64_MAX;
+  std::uint64_t full = UINT64_MAX;
+};
+
+/// Exact task counts of lower_iteration, folded and not, or lower bounds when a limit stopped
+/// the count. Costs about as much time as the folded lowering and almost no memory. `cost`
+/// only labels kernels here; any model will do.
 [[nodiscard]] TaskCount count_tasks(const model::TransformerConfig& model, const model::TrainingPlan& plan,
-                                    const cost::OperatorCostModel& cost, const CollectivePolicy& collectives = {});
+                                    const cost::OperatorCostModel& cost, const CollectivePolicy& collectives = {},
+                                    TaskCountLimit limit = {});
+
+/// A lower bound on the folded lowering's tasks, in closed form and floating point (no count can
+/// wrap): each replica's micro-batches run every layer forward and backward, a kernel at least
+/// each. count_tasks walks every task, so a plan of 2^30 micro-batches is refused by this bound
+/// before a walk that could not finish in time or memory.
+[[nodiscard]] double least_folded_tasks(const model::TransformerConfig& model, const model::TrainingPlan& plan);
 
 /// The same, with a cost model of its own: lower_iteration's size under `options`.
 [[nodiscard]] std::uint64_t estimate_task_count(const model::TransformerConfig& model, const model::TrainingPlan& plan,

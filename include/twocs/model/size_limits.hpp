@@ -22,6 +22,11 @@ inline constexpr std::int64_t experts = std::int64_t{1} << 16;   // routed exper
 inline constexpr std::int64_t mtp_layers = std::int64_t{1} << 16;
 inline constexpr std::int64_t micro_batch = std::int64_t{1} << 16;
 inline constexpr std::int64_t global_batch = std::int64_t{1} << 30;
+/// Devices of one plan (tensor x context x pipeline x data): about ten times the largest
+/// cluster announced. Device ids are 32-bit (lowering::DeviceId), and lowering enumerates each
+/// parallel group's ranks, so a world of 2^30 devices took minutes and gigabytes before any
+/// task limit could refuse it, and one past 2^31 would wrap.
+inline constexpr std::int64_t devices = std::int64_t{1} << 20;
 /// The whole model's parameters (about 1.1e15, 500 times the largest announced): keeps every
 /// parameter count and its bytes inside 64-bit integers whatever the sizes above combine to.
 inline constexpr double parameters = 1125899906842624.0; // 2^50
