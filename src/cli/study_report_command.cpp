@@ -45,7 +45,9 @@ void write_study_report(const std::filesystem::path& results, const std::filesys
     error.set_location({results.string(), 1, 1});
     throw error;
   }
-  report::StudyHtmlOptions html{options.title.empty() ? results.filename().string() : options.title, options.x_axis};
+  report::StudyHtmlOptions html;
+  html.title = options.title.empty() ? results.filename().string() : options.title;
+  html.x_axis = options.x_axis;
   std::vector<config::StudyFigure> figures = options.figures;
   if (!options.study.empty()) figures = config::load_study(options.study).figures;
   for (const config::StudyFigure& f : figures) html.figures.push_back({f.x, f.series, f.metric});

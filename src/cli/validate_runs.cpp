@@ -104,7 +104,7 @@ ValidationRow iteration_row(const ValidationRun& run, const ValidateOptions& opt
   try {
     simulated = simulate_scenario(run_options_for(run, options), scenario, silent_logger());
   } catch (InputError& e) {
-    e.set_location(run.where); // the row that asked for it (too many tasks for --max-tasks)
+    if (!e.location()) e.set_location(run.where); // else the key that caused it (too many tasks)
     throw;
   }
   const auto& memory = simulated.summary.memory;

@@ -71,7 +71,9 @@ public:
 
 TaskCount count_tasks(const model::TransformerConfig& model, const model::TrainingPlan& plan,
                       const cost::OperatorCostModel& cost, const CollectivePolicy& collectives, TaskCountLimit limit) {
-  const auto devices = simulated_devices(plan, {true});
+  LoweringOptions folded;
+  folded.fold_replicas = true;
+  const auto devices = simulated_devices(plan, folded);
   std::vector<bool> simulated(static_cast<std::size_t>(plan.world_size()), false);
   for (DeviceId d : devices) simulated[static_cast<std::size_t>(d)] = true;
   TaskCounter counter(

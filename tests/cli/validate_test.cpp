@@ -102,7 +102,7 @@ TEST_CASE("a run that does not fit in memory is reported in the table, then exit
   const std::string suite = small_suite(dir, "{iteration_time: 1s}");
   std::string text = twocs::test::read_text(suite);
   text += "    set: [device.memory=512MiB]\n";
-  dir.write("suite.yaml", text);
+  (void)dir.write("suite.yaml", text);
   const auto r = run_command_line({"validate", suite});
   CHECK(r.code == 3);
   CHECK(contains(r.out, "does not fit"));
@@ -187,8 +187,9 @@ TEST_CASE("folding replicas moves a validation run by less than 1% (SC'21 3.6B, 
   CHECK(folded["folded"].get<bool>());
   CHECK_FALSE(full["folded"].get<bool>());
   // Its data-parallel all-reduces (32 ranks, 4 per node) run NCCL's tree, which a folded run lowers
-  // whole over the group (docs/network.md, "Folding"): folding saves 4x here, 10x with rings.
-  CHECK(full["tasks"].get<double>() > 4 * folded["tasks"].get<double>());
+  // whole over the group (docs/network.md, "Folding"): folding saves about 4x here (3.9x since
+  // validate lowers as twocs run does, whose coarse rings shrink the full run too), 10x with rings.
+  CHECK(full["tasks"].get<double>() > 3.5 * folded["tasks"].get<double>());
   CHECK(std::fabs(folded["predicted_s"].get<double>() / full["predicted_s"].get<double>() - 1.0) < 0.01);
 }
 

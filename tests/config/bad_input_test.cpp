@@ -44,7 +44,7 @@ TEST_CASE("unknown key: names it and suggests the closest known key") {
   const auto far = platform_error(platform_with("name: tiny", "colour: blue"));
   CHECK(where(far) == "p.yaml:1:1");
   CHECK(far.problem() == "unknown key 'colour' at the top level of the platform");
-  CHECK(far.fix() == "the keys here are: name, device, node, cluster, whatif");
+  CHECK(far.fix() == "the keys here are: name, device, node, cluster, whatif, provenance");
 }
 
 TEST_CASE("missing required key: located at the mapping that lacks it") {
