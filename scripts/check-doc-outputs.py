@@ -101,12 +101,12 @@ def check_outputs(twocs, root, path):
 
 def table_lines(twocs, root, jobs, cache, where, text):
     """The lines the marked table should have (one run per distinct command, cached)."""
-    args, columns, wheres, pivot = doc_tables.parse_marker(text)
+    args, columns, wheres, pivot, summary = doc_tables.parse_marker(text)
     key = tuple(args)
     if key not in cache:
         cache[key], seconds = doc_tables.results(twocs, args, root, jobs)
         print(f"{where}: twocs {' '.join(args)}: {seconds:.1f} s")
-    return doc_tables.render(cache[key], columns, wheres, pivot)
+    return doc_tables.render(cache[key], columns, wheres, pivot, summary)
 
 
 def check_tables(twocs, root, path, jobs, update, cache):

@@ -18,6 +18,9 @@ template with `{column:format}` pieces, or an option:
   @pivot column           one table column per distinct value of that results column; the
                           marker's last column is the cell, the others identify the row
   @pivot {column:format}  the same with a template (e.g. `{name:tail}`)
+  @summary                one row of the result's summary instead of its rows (validate: the
+                          columns iteration.mean_abs_error, iteration.max_abs_error,
+                          iteration.rows and the same for layer and memory)
 Formats (deterministic; numbers keep N significant digits, never an exponent):
   N      N significant digits          N%    x 100, N significant digits, then %
   Ns     N significant digits, " s"    Nms   x 1000, N significant digits, " ms"
@@ -42,21 +45,32 @@ START = re.compile(r"^<!-- twocs-table:(.*)$")
 PIECE = re.compile(r"\{([^{}:]+)(?::([^{}]+))?\}")
 
 
+class Rows(list):
+    """A command's result rows, with its summary (validate's mean and max errors; else empty)."""
+
+    def __init__(self, rows, summary=None):
+        super().__init__(rows)
+        self.summary = summary or {}
+
+
 def parse_marker(text):
-    """(argument list, columns [(header, template)], wheres {col: value}, pivot column or None)."""
+    """(argument list, columns [(header, template)], wheres {col: value}, pivot column or None,
+    whether the table is the summary)."""
     parts = [p.strip() for p in text.split("|")]
     args = shlex.split(parts[0])
-    columns, wheres, pivot = [], {}, None
+    columns, wheres, pivot, summary = [], {}, None, False
     for part in parts[1:]:
         if not part:
             continue
-        if part.startswith("@where "):
+        if part == "@summary":
+            summary = True
+        elif part.startswith("@where "):
             key, _, value = part[len("@where "):].partition("=")
             wheres[key.strip()] = value.strip()
         elif part.startswith("@pivot "):
             pivot = part[len("@pivot "):].strip()
         elif part.startswith("@"):
-            raise ValueError(f"unknown option {part.split()[0]} (use @where or @pivot)")
+            raise ValueError(f"unknown option {part.split()[0]} (use @where, @pivot or @summary)")
         else:
             header, eq, template = part.rpartition("=")
             if not eq:
@@ -65,7 +79,7 @@ def parse_marker(text):
             columns.append((header.strip(), template if "{" in template else "{" + template + "}"))
     if not args or not columns:
         raise ValueError("a table marker needs a twocs command and at least one column")
-    return args, columns, wheres, pivot
+    return args, columns, wheres, pivot, summary
 
 
 def significant(value, digits):
@@ -155,16 +169,22 @@ def results(twocs, args, root, jobs):
             raise RuntimeError(f"twocs {' '.join(args)} exited {run.returncode}:\n{run.stderr}")
         if target.suffix == ".csv":
             with open(target, newline="", encoding="utf-8") as f:
-                return list(csv.DictReader(f)), seconds
-        return [flatten(r) for r in json.loads(target.read_text(encoding="utf-8"))["runs"]], seconds
+                return Rows(csv.DictReader(f)), seconds
+        data = json.loads(target.read_text(encoding="utf-8"))
+        summary = flatten({k: v for k, v in data.items() if k != "runs"})
+        return Rows([flatten(r) for r in data["runs"]], summary), seconds
 
 
 def numeric(cell):
     return re.match(r"^[-+]?[\d.,]+", cell) is not None or cell == "-"
 
 
-def render(rows, columns, wheres, pivot):
+def render(rows, columns, wheres, pivot, summary=False):
     """The Markdown table's lines."""
+    if summary:
+        if not getattr(rows, "summary", None):
+            raise ValueError("@summary: the command gives no summary (validate does)")
+        rows = [rows.summary]
     for key, value in wheres.items():
         if rows and key not in rows[0]:
             raise ValueError(f"@where names no results column '{key}'")

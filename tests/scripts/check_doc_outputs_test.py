@@ -46,6 +46,18 @@ def table_cases(twocs, source):
     assert code == 1 and "doc.md:3: no results column 'model.hiden'" in out, out
 
 
+def summary_cases(twocs, source):
+    """@summary tabulates validate's mean and max (one row); a command without a summary fails."""
+    marker = ("<!-- twocs-table: validate --run korthikanti-t4-22b-no-recompute | @summary\n"
+              "     | rows={layer.rows} | mean / max={layer.mean_abs_error:.1%} / {layer.max_abs_error:.1%} -->\n")
+    code, out, written = check(twocs, source, marker, update=True)
+    lines = written.splitlines()
+    assert code == 0 and lines[2:4] == ["| rows | mean / max |", "| ---: | ---: |"], (out, lines)
+    assert len(lines) == 5 and re.fullmatch(r"\| 2 \| [\d.]+% / [\d.]+% \|", lines[4]), lines
+    code, out, _ = check(twocs, source, TABLE.replace("-->", "| @summary -->") + "| x |\n")
+    assert code == 1 and "gives no summary" in out, out
+
+
 def main():
     twocs, source = sys.argv[1], sys.argv[2]
     printed = subprocess.run([twocs, "run"], capture_output=True, text=True, check=True).stdout.splitlines()
@@ -62,7 +74,8 @@ def main():
     code, out, _ = check(twocs, source, "no markers at all\n")
     assert code == 1 and "0 quoted outputs and 0 tables checked" in out, out
     table_cases(twocs, source)
-    print("check-doc-outputs: 4 quoted-output cases and 6 table cases pass")
+    summary_cases(twocs, source)
+    print("check-doc-outputs: 4 quoted-output cases and 8 table cases pass")
 
 
 if __name__ == "__main__":
