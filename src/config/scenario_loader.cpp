@@ -41,18 +41,11 @@ std::string default_name_for(const std::string& input_name) {
 /// Where the dotted `key_path` is in `root`: a scalar or list value's first character, a
 /// mapping's key; the nearest existing parent when the key was left to its default.
 SourceLocation locate(const YamlNode& root, std::string_view key_path) {
-  const YamlNode* node = &root;
   SourceLocation where = root.where;
-  std::size_t start = 0;
-  while (start <= key_path.size() && !key_path.empty()) {
-    const std::size_t dot = std::min(key_path.find('.', start), key_path.size());
-    const YamlEntry* entry =
-        node->kind == YamlNode::Kind::mapping ? node->find(key_path.substr(start, dot - start)) : nullptr;
-    if (!entry) break;
-    node = &entry->value;
-    const bool point_at_key = node->kind == YamlNode::Kind::mapping || node->kind == YamlNode::Kind::null;
-    where = point_at_key ? entry->key_where : node->where;
-    start = dot + 1;
+  for (const YamlEntry* entry : detail::entries_along(root, key_path)) {
+    const YamlNode& node = entry->value;
+    const bool point_at_key = node.kind == YamlNode::Kind::mapping || node.kind == YamlNode::Kind::null;
+    where = point_at_key ? entry->key_where : node.where;
   }
   return where;
 }

@@ -197,6 +197,22 @@ YamlEntry* YamlNode::find(std::string_view key) {
   return it == entries.end() ? nullptr : &*it;
 }
 
+std::vector<const YamlEntry*> entries_along(const YamlNode& root, std::string_view key_path) {
+  std::vector<const YamlEntry*> entries;
+  const YamlNode* node = &root;
+  std::size_t start = 0;
+  while (start <= key_path.size() && !key_path.empty()) {
+    const std::size_t dot = std::min(key_path.find('.', start), key_path.size());
+    const YamlEntry* entry =
+        node->kind == YamlNode::Kind::mapping ? node->find(key_path.substr(start, dot - start)) : nullptr;
+    if (!entry) break;
+    entries.push_back(entry);
+    node = &entry->value;
+    start = dot + 1;
+  }
+  return entries;
+}
+
 std::string describe(const YamlNode& node) {
   switch (node.kind) {
   case YamlNode::Kind::null: return "no value";

@@ -37,6 +37,10 @@ struct YamlEntry {
   YamlNode value;
 };
 
+/// The entries along the dotted `key_path` below `root`, one per segment from the first, up to
+/// the first segment that is not there: all of them when the whole path is set.
+[[nodiscard]] std::vector<const YamlEntry*> entries_along(const YamlNode& root, std::string_view key_path);
+
 /// "a mapping", "a list", "no value", "the number 12.5", "the string 'abc'": for messages.
 [[nodiscard]] std::string describe(const YamlNode& node);
 

@@ -1,5 +1,6 @@
 #include "yaml_provenance.hpp"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <string>
@@ -81,16 +82,11 @@ std::string_view to_string(ProvenanceClass c) {
 namespace detail {
 namespace {
 
-/// The node at a dotted path below `root`, or null.
+/// The value at a dotted path below `root`, or null when the file does not set it.
 const YamlNode* find_path(const YamlNode& root, std::string_view path) {
-  const YamlNode* node = &root;
-  while (node != nullptr && !path.empty()) {
-    const auto dot = path.find('.');
-    const YamlEntry* entry = node->kind == YamlNode::Kind::mapping ? node->find(path.substr(0, dot)) : nullptr;
-    node = entry != nullptr ? &entry->value : nullptr;
-    path = dot == std::string_view::npos ? std::string_view{} : path.substr(dot + 1);
-  }
-  return node;
+  const auto entries = entries_along(root, path);
+  const auto segments = static_cast<std::size_t>(std::count(path.begin(), path.end(), '.')) + 1;
+  return entries.size() == segments ? &entries.back()->value : nullptr;
 }
 
 /// A value in YAML's flow style, on one line.
