@@ -217,7 +217,7 @@ ClusterSpec read_platform(const YamlNode& root, std::string_view default_name) {
   cluster.network = read_network(network_field);
   check_routed_network(network_field, cluster);
   if (const auto f = top.optional("whatif")) apply_whatif(*f, cluster);
-  (void)read_provenance(root); // metadata only (twocs show platform), checked as strictly
+  check_provenance(root); // metadata only (twocs show platform), checked as strictly
   return cluster;
 }
 

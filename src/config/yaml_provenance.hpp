@@ -11,6 +11,10 @@
 
 namespace twocs::config::detail {
 
+/// Checks the `provenance:` section of `root` as read_provenance does, without describing the
+/// values (every platform load does this; only `twocs show platform` needs the descriptions).
+void check_provenance(const YamlNode& root);
+
 /// The statements of `root` (a platform file after overrides), in the order of
 /// provenance_parameters(), and the parameters it sets without one. Throws InputError.
 [[nodiscard]] PlatformProvenance read_provenance(const YamlNode& root);
