@@ -115,11 +115,13 @@ def without_wall_time(text):
 
 def check(twocs, index, platform, sets):
     """(outcome, problems) of one scenario."""
+    extra = []
     code, err, text = run(twocs, platform, sets)
     if code == 2:
         return "refused", [] if ": error:" in err else ["exit 2 without a located error: " + err.strip()[:200]], []
     if code == 3:
-        code, err, text = run(twocs, platform, sets, ["--ignore-memory"])
+        extra = ["--ignore-memory"]
+        code, err, text = run(twocs, platform, sets, extra)
         if code != 0:
             return "oom", [f"--ignore-memory exits {code}: {err.strip()[:200]}"], []
     elif code != 0:
@@ -141,9 +143,8 @@ def check(twocs, index, platform, sets):
             else:
                 problems.append(what)
     if index % 5 == 0:
-        _, _, again = run(twocs, platform, sets, ["--ignore-memory"])
-        _, _, first = run(twocs, platform, sets, ["--ignore-memory"])
-        if without_wall_time(again) != without_wall_time(first):
+        _, _, again = run(twocs, platform, sets, extra)
+        if again is None or without_wall_time(again) != without_wall_time(text):
             problems.append("two identical runs differ")
     return "ran", problems, notes
 
