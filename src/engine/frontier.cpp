@@ -202,7 +202,9 @@ private:
     const lowering::Task& task = graph_.task(id);
     const lowering::Transfer& transfer = graph_.transfer(id);
     if (network_.available()) {
-      actions_.emplace(network_.start(host(task.device), host(transfer.peer), payload_bytes(transfer)), id);
+      auto* action = network_.start(host(task.device), host(transfer.peer), payload_bytes(transfer));
+      NetworkActions::share_as(action, graph_.collective_flows(transfer.collective));
+      actions_.emplace(action, id);
       return;
     }
     sg::ActivityPtr activity =

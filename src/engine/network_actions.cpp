@@ -31,6 +31,19 @@ public:
   virtual void* create_wifi_link(const std::string& name, const std::vector<double>& bandwidths) = 0;
   virtual resource::Action* communicate(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, double size, double rate) = 0;
 };
+
+/// The head of SimGrid 3.32's `kernel::resource::NetworkAction` (src/kernel/resource/NetworkModel.hpp
+/// of v3.32): its members after Action's, in that order. CM02 keeps the penalty a transfer's
+/// max-min variable gets once its latency is paid here, not in Action's own (which stays 1).
+/// Never instantiated: a started network action is read through it.
+class NetworkActionHead : public resource::Action {
+public:
+  simgrid::s4u::Host* source;      // NetworkAction::src_ (a reference: one pointer)
+  simgrid::s4u::Host* destination; // NetworkAction::dst_
+  double latency;                  // NetworkAction::latency_
+  double current_latency;          // NetworkAction::lat_current_
+  double sharing_penalty;          // NetworkAction::sharing_penalty_
+};
 #endif
 
 NetworkActions::NetworkActions(const simgrid::s4u::Host* host) {
@@ -58,6 +71,23 @@ NetworkActions::start(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, std::uin
   (void)bytes;
   throw std::logic_error("network actions need SimGrid 3.32");
 #endif
+}
+
+// A started action is read through NetworkActionHead, not its dynamic type: see start() on UBSan.
+__attribute__((no_sanitize("vptr"))) void NetworkActions::share_as(resource::Action* action, std::uint32_t flows) {
+  if (flows <= 1) return;
+#ifdef TWOCS_NETWORK_ACTIONS
+  auto* network = static_cast<NetworkActionHead*>(action);
+  if (network->sharing_penalty > 0) {
+    // Still paying its route latency: CM02 activates its variable with this penalty when the
+    // latency is paid (NetworkCm02Model::update_actions_state_lazy of v3.32).
+    network->sharing_penalty *= flows;
+    return;
+  }
+#endif
+  // A route without latency: the variable is active with penalty 1 from the start
+  // (NetworkCm02Model::comm_action_set_variable of v3.32); the library's setter updates it.
+  action->set_sharing_penalty(static_cast<double>(flows));
 }
 
 resource::Action* NetworkActions::next_finished() {

@@ -37,6 +37,12 @@ public:
   /// it comes back from next_finished() and is released.
   simgrid::kernel::resource::Action* start(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, std::uint64_t bytes);
 
+  /// Gives `action`, just started, `flows` times the share of a link that one transfer takes
+  /// against others (max-min sharing weighs a flow by 1 / its sharing penalty), so that a
+  /// collective lowered into `flows` concurrent transfers per rank claims one share, as one NCCL
+  /// kernel does (docs/network.md, "Concurrent collectives").
+  static void share_as(simgrid::kernel::resource::Action* action, std::uint32_t flows);
+
   /// A finished action, in the order the model finished them, or nullptr when none is left.
   /// Throws std::runtime_error when an action failed (no link of ours ever fails).
   [[nodiscard]] simgrid::kernel::resource::Action* next_finished();

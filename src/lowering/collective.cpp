@@ -2,11 +2,23 @@
 
 #include <algorithm>
 #include <cassert>
+#include <vector>
 
 #include <twocs/lowering/collective_algorithm_lowering.hpp>
 #include <twocs/lowering/collective_lowering.hpp>
 
 namespace twocs::lowering {
+namespace {
+
+/// The most messages one rank of `schedule` starts at once: those that wait for no other.
+std::uint32_t concurrent_flows(const CollectiveSchedule& schedule) {
+  std::vector<std::uint32_t> roots(static_cast<std::size_t>(schedule.ranks), 0);
+  for (const ScheduledMessage& m : schedule.messages)
+    if (m.after.empty() && m.bytes.value() > 0) ++roots[static_cast<std::size_t>(m.src)];
+  return roots.empty() ? 1 : std::max<std::uint32_t>(1, *std::max_element(roots.begin(), roots.end()));
+}
+
+} // namespace
 
 RingPlan ring_plan(model::Collective kind, std::size_t devices, units::Bytes size) {
   if (devices <= 1) return {0, units::Bytes(0)};
@@ -67,6 +79,7 @@ CollectiveInstance::CollectiveInstance(TaskSink& graph, const CollectiveSpec& sp
   const bool scheduled = steps_ > 0 && (runs != Algorithm::ring || nccl_ring || all_to_all);
   const std::optional<CollectiveSchedule> schedule =
       scheduled && !(all_to_all && !forwarded && only_member) ? std::optional(schedule_of(spec, shape)) : std::nullopt;
+  if (schedule) graph.on_collective_flows(instance_id, concurrent_flows(*schedule));
   if (schedule && !only_member) {
     auto lowered = add_schedule(graph, *schedule, devices_, tag, message);
     schedule_entries_ = std::move(lowered.entries);
@@ -151,6 +164,8 @@ void CollectiveInstance::lower_mirrored_ring(TaskSink& graph, const ScheduleShap
   // Unfolded, every member sends once per step and channel (coarse: once per channel, and the end).
   graph.on_folded_collective(devices_.size(), coarse ? static_cast<std::uint64_t>(channels) * devices_.size() + 1
                                                      : static_cast<std::uint64_t>(steps_) * channels * devices_.size());
+  // Each member sends once per channel at a time, as in the unfolded ring's schedule.
+  graph.on_collective_flows(message.collective, static_cast<std::uint32_t>(channels));
 }
 
 void CollectiveInstance::lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag,
@@ -215,6 +230,8 @@ void CollectiveInstance::lower_mirrored_direct(TaskSink& graph, const TaskTag& t
       schedule_exits_[member].push_back(id);
     }
   }
+  // Every member sends to every other at once, as the unfolded direct schedule does.
+  graph.on_collective_flows(message.collective, static_cast<std::uint32_t>(n - 1));
 }
 
 void CollectiveInstance::lower_mirrored_schedule(TaskSink& graph, const CollectiveSchedule& schedule,

@@ -1,5 +1,6 @@
 #include <twocs/lowering/task_graph.hpp>
 
+#include <algorithm>
 #include <cassert>
 
 #include <fmt/format.h>
@@ -70,6 +71,20 @@ TaskId TaskGraph::add_transfer(DeviceId from, const TaskTag& tag, const Transfer
   assert(transfer.peer >= 0 && transfer.peer < device_count_ && transfer.peer != from);
   transfers_.push_back(transfer);
   return add(from, TaskKind::transfer, tag, static_cast<std::uint32_t>(transfers_.size() - 1));
+}
+
+void TaskGraph::on_collective_flows(std::int32_t collective, std::uint32_t flows) {
+  assert(collective >= 0);
+  if (flows <= 1) return;
+  const auto at = static_cast<std::size_t>(collective);
+  if (collective_flows_.size() <= at) collective_flows_.resize(at + 1, 0);
+  collective_flows_[at] = static_cast<std::uint16_t>(std::min<std::uint32_t>(flows, 0xFFFF));
+}
+
+std::uint32_t TaskGraph::collective_flows(std::int32_t collective) const {
+  const auto at = static_cast<std::size_t>(collective);
+  if (collective < 0 || at >= collective_flows_.size()) return 1;
+  return std::max<std::uint32_t>(collective_flows_[at], 1);
 }
 
 void TaskGraph::add_dependency(TaskId before, TaskId after) {

@@ -87,7 +87,8 @@ bool TaskGraph::is_acyclic() const {
 
 std::size_t TaskGraph::heap_bytes() const {
   return tasks_.capacity() * sizeof(Task) + kernels_.capacity() * sizeof(Kernel) +
-         transfers_.capacity() * sizeof(Transfer) + unindexed_.capacity() * sizeof(unindexed_[0]) +
+         transfers_.capacity() * sizeof(Transfer) + collective_flows_.capacity() * sizeof(std::uint16_t) +
+         unindexed_.capacity() * sizeof(unindexed_[0]) +
          (successor_begin_.capacity() + predecessor_begin_.capacity()) * sizeof(std::uint32_t) +
          (successors_.capacity() + predecessors_.capacity()) * sizeof(TaskId);
 }

@@ -72,6 +72,10 @@ public:
   /// True when `device` computes `id`, sends it or receives it.
   [[nodiscard]] bool involves(TaskId id, DeviceId device) const;
 
+  void on_collective_flows(std::int32_t collective, std::uint32_t flows) override;
+  /// The transfers a rank of `collective` starts at once (on_collective_flows; 1 when not told).
+  [[nodiscard]] std::uint32_t collective_flows(std::int32_t collective) const;
+
   [[nodiscard]] std::size_t predecessor_count(TaskId id) const { return predecessors(id).size(); }
   /// Successors and predecessors of a task, each in the order the dependencies were added.
   [[nodiscard]] std::span<const TaskId> successors(TaskId id) const;
@@ -104,6 +108,7 @@ private:
   std::vector<Task> tasks_;
   std::vector<Kernel> kernels_;
   std::vector<Transfer> transfers_;
+  std::vector<std::uint16_t> collective_flows_; // per collective id; 0 or absent: 1
   std::size_t host_tasks_ = 0;
   // Dependencies added since the last index, in order; then per task, in compressed form:
   // successors_[successor_begin_[id] .. successor_begin_[id + 1]), likewise for predecessors.

@@ -74,6 +74,13 @@ public:
     (void)devices;
     (void)transfers;
   }
+  /// Collective `collective` was lowered into `flows` transfers that one of its ranks starts at
+  /// once (at most, over its ranks): the engine gives the collective one share of a link it
+  /// shares with others, whatever its lowering's count (docs/network.md, "Concurrent collectives").
+  virtual void on_collective_flows(std::int32_t collective, std::uint32_t flows) {
+    (void)collective;
+    (void)flows;
+  }
 };
 
 } // namespace twocs::lowering
