@@ -32,7 +32,9 @@ LayerTimes time_one_layer(model::TransformerConfig model, model::TrainingPlan pl
   plan.parallelism.stage_layers.clear();
   plan.parallelism.data = 1;
   plan.global_batch = plan.micro_batch;
-  if (plan.pipeline_schedule == model::PipelineSchedule::interleaved_one_f_one_b)
+  // One stage: the interleaved and dualpipe schedules are 1F1B (zb-h1 is 1F1B on its first stage).
+  if (plan.pipeline_schedule == model::PipelineSchedule::interleaved_one_f_one_b ||
+      plan.pipeline_schedule == model::PipelineSchedule::dualpipe)
     plan.pipeline_schedule = model::PipelineSchedule::one_f_one_b;
   const auto graph = lowering::lower_iteration(model, plan, cost);
   const auto timeline = engine::simulate(graph, platform::build_topology(cluster, plan.world_size()));

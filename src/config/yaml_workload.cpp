@@ -76,9 +76,10 @@ constexpr std::array<std::string_view, 2> ffn_names = {"gelu", "swiglu"};
 constexpr std::array ffn_values = {model::FfnKind::gelu, model::FfnKind::swiglu};
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
 constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
-constexpr std::array<std::string_view, 3> schedule_names = {"gpipe", "1f1b", "interleaved-1f1b"};
+constexpr std::array<std::string_view, 5> schedule_names = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "dualpipe"};
 constexpr std::array schedule_values = {model::PipelineSchedule::gpipe, model::PipelineSchedule::one_f_one_b,
-                                        model::PipelineSchedule::interleaved_one_f_one_b};
+                                        model::PipelineSchedule::interleaved_one_f_one_b,
+                                        model::PipelineSchedule::zb_h1, model::PipelineSchedule::dualpipe};
 constexpr std::array<std::string_view, 4> recompute_names = {"none", "selective", "full", "selective-op"};
 constexpr std::array recompute_values = {model::Recompute::none, model::Recompute::selective, model::Recompute::full,
                                          model::Recompute::selective_op};

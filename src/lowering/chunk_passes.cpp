@@ -3,6 +3,27 @@
 #include "step_emitter.hpp"
 
 namespace twocs::lowering::detail {
+namespace {
+
+bool defers_weight_grads(const model::TrainingPlan& plan) {
+  return plan.pipeline_schedule == model::PipelineSchedule::zb_h1 ||
+         plan.pipeline_schedule == model::PipelineSchedule::dualpipe;
+}
+
+} // namespace
+
+ChunkPasses::ChunkPasses(const IterationContext& context, const ShardedWeights& weights)
+    : context_(context), weights_(weights) {
+  if (defers_weight_grads(context.plan)) splits_ = WeightGradSplits(context.ops);
+}
+
+const PreparedSequence& ChunkPasses::input_part(const PreparedSequence& whole, bool deferred) const {
+  return deferred ? splits_.of(whole).input_grad : whole;
+}
+
+const PreparedSequence& ChunkPasses::weight_part(const PreparedSequence& whole) const {
+  return splits_.of(whole).weight_grad;
+}
 
 void ChunkPasses::forward(DeviceLowering& device, const WorkItem& item) const {
   const auto& chunk = context_.chunk_at(device.at, item.chunk);
@@ -14,9 +35,30 @@ void ChunkPasses::forward(DeviceLowering& device, const WorkItem& item) const {
 
 void ChunkPasses::backward(DeviceLowering& device, const WorkItem& item) const {
   const auto& chunk = context_.chunk_at(device.at, item.chunk);
-  backward_prologue(device, chunk, item.micro_batch);
-  for (std::int64_t l = chunk.layers - 1; l >= 0; --l) backward_layer(device, chunk, l, item.micro_batch);
-  backward_epilogue(device, chunk, item.micro_batch);
+  const bool deferred = item.weight_deferred;
+  backward_prologue(device, chunk, item.micro_batch, deferred);
+  for (std::int64_t l = chunk.layers - 1; l >= 0; --l) backward_layer(device, chunk, l, item.micro_batch, deferred);
+  backward_epilogue(device, chunk, item.micro_batch, deferred);
+}
+
+void ChunkPasses::weight(DeviceLowering& device, const WorkItem& item) const {
+  const auto& chunk = context_.chunk_at(device.at, item.chunk);
+  const auto& ops = context_.ops;
+  const auto& layout = context_.layout;
+  const auto w = [&](const PreparedSequence& whole, std::int64_t layer) {
+    emit_steps(device, layout, weight_part(whole), layer, item.micro_batch);
+  };
+  for (std::int64_t k = chunk.mtp_layers - 1; k >= 0; --k) {
+    w(ops.mtp_head_backward, -1);
+    w(ops.layer_at(context_.model.layers + k).backward, context_.model.layers + k);
+    w(context_.mtp_input_backward(chunk), -1);
+  }
+  if (chunk.has_output_head) w(context_.head_backward(chunk), -1);
+  for (std::int64_t l = chunk.layers - 1; l >= 0; --l)
+    w(ops.layer_at(chunk.first_layer + l).backward, chunk.first_layer + l);
+  if (chunk.has_embedding) w(ops.embedding_backward, -1);
+  if (context_.accumulates(item.micro_batch))
+    emit_steps(device, layout, context_.grad_accumulation(chunk), -1, item.micro_batch);
 }
 
 void ChunkPasses::forward_prologue(DeviceLowering& device, const model::ModelChunk& chunk,
@@ -38,27 +80,30 @@ void ChunkPasses::forward_epilogue(DeviceLowering& device, const model::ModelChu
   if (chunk.has_output_head) emit_steps(device, context_.layout, context_.ops.head_forward, -1, micro_batch);
 }
 
-void ChunkPasses::backward_prologue(DeviceLowering& device, const model::ModelChunk& chunk,
-                                    std::int64_t micro_batch) const {
+void ChunkPasses::backward_prologue(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch,
+                                    bool deferred) const {
   // The depths' losses first: the main head's backward then reports the shared output weight.
-  mtp_backward(device, chunk, micro_batch);
-  if (chunk.has_output_head) emit_steps(device, context_.layout, context_.head_backward(chunk), -1, micro_batch);
+  mtp_backward(device, chunk, micro_batch, deferred);
+  if (chunk.has_output_head)
+    emit_steps(device, context_.layout, input_part(context_.head_backward(chunk), deferred), -1, micro_batch);
 }
 
 void ChunkPasses::backward_layer(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t l,
-                                 std::int64_t micro_batch) const {
+                                 std::int64_t micro_batch, bool deferred) const {
   const auto& layer = context_.ops.layer_at(chunk.first_layer + l);
   const int ops_per_layer = compute_ops(layer.recompute) + compute_ops(layer.backward);
   weights_.gather_layer(device, chunk.layers - 1 - l, chunk.layers, ops_per_layer, micro_batch, chunk.first_layer + l,
                         chunk.first_layer + l - 1);
   emit_steps(device, context_.layout, layer.recompute, chunk.first_layer + l, micro_batch);
-  emit_steps(device, context_.layout, layer.backward, chunk.first_layer + l, micro_batch);
+  emit_steps(device, context_.layout, input_part(layer.backward, deferred), chunk.first_layer + l, micro_batch);
 }
 
-void ChunkPasses::backward_epilogue(DeviceLowering& device, const model::ModelChunk& chunk,
-                                    std::int64_t micro_batch) const {
-  if (chunk.has_embedding) emit_steps(device, context_.layout, context_.ops.embedding_backward, -1, micro_batch);
-  if (context_.accumulates(micro_batch))
+void ChunkPasses::backward_epilogue(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch,
+                                    bool deferred) const {
+  if (chunk.has_embedding)
+    emit_steps(device, context_.layout, input_part(context_.ops.embedding_backward, deferred), -1, micro_batch);
+  // A deferred backward accumulates its gradients after its W pass (weight()).
+  if (!deferred && context_.accumulates(micro_batch))
     emit_steps(device, context_.layout, context_.grad_accumulation(chunk), -1, micro_batch);
 }
 
@@ -75,18 +120,19 @@ void ChunkPasses::mtp_forward(DeviceLowering& device, const model::ModelChunk& c
   }
 }
 
-void ChunkPasses::mtp_backward(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch) const {
+void ChunkPasses::mtp_backward(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch,
+                               bool deferred) const {
   const auto& ops = context_.ops;
   const auto& layout = context_.layout;
   for (std::int64_t k = chunk.mtp_layers - 1; k >= 0; --k) {
     const std::int64_t index = context_.model.layers + k;
     const auto& layer = ops.layer_at(index);
-    emit_steps(device, layout, ops.mtp_head_backward, -1, micro_batch);
+    emit_steps(device, layout, input_part(ops.mtp_head_backward, deferred), -1, micro_batch);
     weights_.gather_layer(device, 0, 1, compute_ops(layer.recompute) + compute_ops(layer.backward), micro_batch, index,
                           index);
     emit_steps(device, layout, layer.recompute, index, micro_batch);
-    emit_steps(device, layout, layer.backward, index, micro_batch);
-    emit_steps(device, layout, context_.mtp_input_backward(chunk), -1, micro_batch);
+    emit_steps(device, layout, input_part(layer.backward, deferred), index, micro_batch);
+    emit_steps(device, layout, input_part(context_.mtp_input_backward(chunk), deferred), -1, micro_batch);
   }
 }
 

@@ -121,9 +121,9 @@ std::vector<TaskId> DeviceProgram::point_to_point_entry(const CollectiveSpec& sp
   return entry;
 }
 
-void DeviceProgram::send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag) {
+void DeviceProgram::send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag, bool sender_waits) {
   std::vector<TaskId> done = registry_.join_transfer(spec, device_, to, tag, device_, point_to_point_entry(spec));
-  add_wait(std::move(done), stream_for(spec.group), {});
+  if (sender_waits) add_wait(std::move(done), stream_for(spec.group), {});
 }
 
 std::vector<TaskId> DeviceProgram::receive(const CollectiveSpec& spec, DeviceId from, std::uint32_t tag) {

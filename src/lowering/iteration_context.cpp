@@ -16,6 +16,7 @@ IterationContext::IterationContext(TaskSink& sink_, const model::TransformerConf
   labels.embedding_sync = sink.intern_label("embedding.grad.all_reduce");
   labels.parameter_gather = sink.intern_label("params.all_gather");
   labels.layer_gather = sink.intern_label("params.all_gather.layer");
+  labels.mirror_sync = sink.intern_label("dualpipe.grad.all_reduce");
   labels.found_inf = sink.intern_label("optimizer.found_inf.all_reduce");
   labels.grad_norm = sink.intern_label("optimizer.grad_norm.all_reduce");
   labels.layernorm_grads = sink.intern_label("sp.layernorm_grads.all_reduce");
@@ -58,13 +59,20 @@ bool IterationContext::accumulates(std::int64_t micro_batch) const {
   return micro_batch > 0 || first_micro_batch_accumulates;
 }
 
-const model::ModelChunk& IterationContext::chunk_at(const RankCoordinates& at, std::int64_t slot) const {
-  return chunks[static_cast<std::size_t>(slot * plan.parallelism.pipeline + at.pipeline)];
+bool IterationContext::reverse_direction(std::int64_t slot) const {
+  return slot == 1 && plan.pipeline_schedule == model::PipelineSchedule::dualpipe;
 }
 
-DeviceId IterationContext::device_of_chunk(const RankCoordinates& at, std::int64_t chunk) const {
+const model::ModelChunk& IterationContext::chunk_at(const RankCoordinates& at, std::int64_t slot) const {
+  const std::int64_t p = plan.parallelism.pipeline;
+  if (reverse_direction(slot)) return chunks[static_cast<std::size_t>(p - 1 - at.pipeline)];
+  return chunks[static_cast<std::size_t>(slot * p + at.pipeline)];
+}
+
+DeviceId IterationContext::device_of_chunk(const RankCoordinates& at, std::int64_t chunk, std::int64_t slot) const {
+  const std::int64_t p = plan.parallelism.pipeline;
   RankCoordinates c = at;
-  c.pipeline = chunk % plan.parallelism.pipeline;
+  c.pipeline = reverse_direction(slot) ? p - 1 - chunk % p : chunk % p;
   return layout.rank(c);
 }
 

@@ -22,17 +22,22 @@ namespace twocs::lowering::detail {
 struct LoweringLabels {
   std::uint32_t activation = 0, gradient = 0, boundary_gather = 0;
   std::uint32_t embedding_sync = 0, parameter_gather = 0, layer_gather = 0;
-  std::uint32_t found_inf = 0, grad_norm = 0, layernorm_grads = 0, host_micro_batch = 0, host_iteration = 0;
+  std::uint32_t mirror_sync = 0, found_inf = 0, grad_norm = 0, layernorm_grads = 0, host_micro_batch = 0,
+                host_iteration = 0;
 };
 
 struct IterationContext {
   IterationContext(TaskSink& sink, const model::TransformerConfig& model, const model::TrainingPlan& plan,
                    const cost::OperatorCostModel& cost);
 
-  /// The chunk in `slot` (0 .. v - 1) of the stage at `at`.
+  /// The chunk in `slot` (0 .. plan.chunks_per_rank() - 1) of the stage at `at`: chunk slot p + i
+  /// (interleaved); under dualpipe slot 0 is chunk i, slot 1 chunk p - 1 - i (the reverse direction).
   [[nodiscard]] const model::ModelChunk& chunk_at(const RankCoordinates& at, std::int64_t slot) const;
-  /// The device of `at`'s tensor and data coordinates that runs model chunk `chunk`.
-  [[nodiscard]] DeviceId device_of_chunk(const RankCoordinates& at, std::int64_t chunk) const;
+  /// The device of `at`'s tensor and data coordinates that runs model chunk `chunk` for the
+  /// micro-batches of slot `slot`'s direction (dualpipe's reverse direction runs chunk c on p - 1 - c).
+  [[nodiscard]] DeviceId device_of_chunk(const RankCoordinates& at, std::int64_t chunk, std::int64_t slot = 0) const;
+  /// Whether slot `slot` runs the reverse direction of dualpipe.
+  [[nodiscard]] bool reverse_direction(std::int64_t slot) const;
   /// The output layer reports the tied word-embedding gradient only when the embedding is elsewhere.
   [[nodiscard]] const PreparedSequence& head_backward(const model::ModelChunk& chunk) const;
   /// A multi-token-prediction depth's input backward on `chunk`: a last stage without the

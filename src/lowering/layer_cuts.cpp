@@ -40,12 +40,6 @@ bool recomputed_for_experts(const PreparedStep& p) {
   return name.starts_with("moe.") || name == "mlp.norm";
 }
 
-/// A weight-gradient GEMM, which --delay-wgrad-compute runs after the input gradients.
-bool is_weight_grad(const PreparedStep& p) {
-  const auto* op = std::get_if<model::ComputeOp>(&p.step);
-  return op && op->kind == model::OpKind::gemm && op->grad_params > 0;
-}
-
 } // namespace
 
 LayerCuts cut_layer(const PreparedLayer& layer) {

@@ -24,6 +24,32 @@ namespace twocs::lowering {
 namespace detail {
 namespace {
 
+/// Which items finalise their chunk's gradients, whose kernels fill the gradient buckets: the
+/// last backward of each chunk and, where weight gradients are deferred, its last W pass (the
+/// data-parallel reduction of a weight waits for its W: Qi et al., ICLR 2024); and after which
+/// item the chunk's open buckets are flushed.
+struct GradientFinal {
+  std::vector<bool> fills, flushes;
+};
+
+GradientFinal gradient_final_items(const std::vector<WorkItem>& items, std::int64_t slots) {
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> last_backward(static_cast<std::size_t>(slots), none), last_weight = last_backward;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto slot = static_cast<std::size_t>(items[i].chunk);
+    if (items[i].kind == WorkKind::backward) last_backward[slot] = i;
+    if (items[i].kind == WorkKind::weight) last_weight[slot] = i;
+  }
+  GradientFinal final{std::vector<bool>(items.size(), false), std::vector<bool>(items.size(), false)};
+  for (std::size_t slot = 0; slot < last_backward.size(); ++slot) {
+    for (const std::size_t i : {last_backward[slot], last_weight[slot]})
+      if (i != none) final.fills[i] = true;
+    const std::size_t last = last_weight[slot] == none ? last_backward[slot] : last_weight[slot];
+    if (last != none) final.flushes[last] = true;
+  }
+  return final;
+}
+
 std::vector<bool> simulation_mask(const std::vector<DeviceId>& devices, std::int64_t world) {
   if (static_cast<std::int64_t>(devices.size()) == world) return {};
   std::vector<bool> mask(static_cast<std::size_t>(world), false);
@@ -44,31 +70,34 @@ public:
                           GradientSync(context_.sink, plan, context_.layout.group(id, model::CommGroup::data),
                                        expert_data_group(context_.layout, id, plan.parallelism.expert))};
     const auto items = pipeline_schedule(plan, device.at.pipeline);
-    // The gradients a chunk's last backward finalises are the ones its buckets reduce.
-    std::vector<std::size_t> last_backward(static_cast<std::size_t>(plan.parallelism.virtual_stages), 0);
-    for (std::size_t i = 0; i < items.size(); ++i)
-      if (items[i].kind == WorkKind::backward) last_backward[static_cast<std::size_t>(items[i].chunk)] = i;
+    const GradientFinal final = gradient_final_items(items, plan.chunks_per_rank());
+    // Each micro-batch enters a dualpipe rank once per direction, one chunk each.
+    const bool every_chunk_enters = plan.pipeline_schedule == model::PipelineSchedule::dualpipe;
     std::vector<std::vector<TaskId>> received(items.size());
     exchange_.post_receives(device, items, 0, received);
     std::size_t phase_start = 0;
     for (std::size_t i = 0; i < items.size(); ++i) {
       const WorkItem& item = items[i];
       exchange_.gather_received(device, item, received[i]);
-      if (item.kind == WorkKind::forward && item.chunk == 0)
+      if (item.kind == WorkKind::forward && (item.chunk == 0 || every_chunk_enters))
         host_time(device, plan.host.micro_batch_overhead, context_.labels.host_micro_batch, item.micro_batch);
       if (item.merged_with_next) {
-        // Megatron-Core's combined step: this forward and the next item's backward as one.
+        // Megatron-Core's combined step (DualPipe's overlapped chunks): this forward and the
+        // next item's backward as one.
         exchange_.gather_received(device, items[i + 1], received[i + 1]);
         ++i;
-        begin_backward(device, i == last_backward[static_cast<std::size_t>(items[i].chunk)]);
+        begin_backward(device, final.fills[i]);
         merged_.run(device, item, items[i]);
-        end_backward(device);
+        end_backward(device, final.flushes[i]);
       } else if (item.kind == WorkKind::forward) {
         passes_.forward(device, item);
       } else {
-        begin_backward(device, i == last_backward[static_cast<std::size_t>(item.chunk)]);
-        passes_.backward(device, item);
-        end_backward(device);
+        begin_backward(device, final.fills[i]);
+        if (item.kind == WorkKind::weight)
+          passes_.weight(device, item);
+        else
+          passes_.backward(device, item);
+        end_backward(device, final.flushes[i]);
       }
       if (!items[i].exchange_after) continue;
       for (std::size_t k = phase_start; k <= i; ++k) exchange_.send_output(device, items[k]);
@@ -84,12 +113,13 @@ public:
   }
 
 private:
-  /// The gradients of a chunk's last backward are final: its kernels fill the gradient buckets.
-  static void begin_backward(DeviceLowering& device, bool last_of_chunk) {
-    device.gradients_final = device.gradients.overlapped() && last_of_chunk;
+  /// The gradients of a chunk's last backward (and last W) are final: its kernels fill the
+  /// gradient buckets; after the last of them the open buckets are reduced.
+  static void begin_backward(DeviceLowering& device, bool fills) {
+    device.gradients_final = device.gradients.overlapped() && fills;
   }
-  static void end_backward(DeviceLowering& device) {
-    if (device.gradients_final) device.gradients.flush(device.program);
+  static void end_backward(DeviceLowering& device, bool flushes) {
+    if (device.gradients_final && flushes) device.gradients.flush(device.program);
     device.gradients_final = false;
   }
 

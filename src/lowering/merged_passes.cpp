@@ -8,7 +8,7 @@ namespace twocs::lowering::detail {
 
 MergedPasses::MergedPasses(const IterationContext& context, const ChunkPasses& passes)
     : context_(context), passes_(passes) {
-  if (!context.plan.overlap.expert_comm) return;
+  if (!context.plan.overlap.expert_comm && context.plan.pipeline_schedule != model::PipelineSchedule::dualpipe) return;
   for (const auto& kind : context.ops.kinds) cuts_.push_back(cut_layer(kind));
 }
 

@@ -6,6 +6,7 @@
 #include <twocs/units/numeric.hpp>
 
 #include "embedding_sync.hpp"
+#include "mirror_sync.hpp"
 #include "step_emitter.hpp"
 #include "step_synchronisation.hpp"
 
@@ -13,14 +14,14 @@ namespace twocs::lowering::detail {
 
 std::int64_t OptimizerStep::gradient_parameters_of_stage(const DeviceLowering& device) const {
   std::int64_t total = 0;
-  for (std::int64_t slot = 0; slot < context_.plan.parallelism.virtual_stages; ++slot)
+  for (std::int64_t slot = 0; slot < context_.plan.chunks_per_rank(); ++slot)
     total += context_.gradient_parameters_of(context_.chunk_at(device.at, slot));
   return total;
 }
 
 std::int64_t OptimizerStep::expert_gradient_parameters_of_stage(const DeviceLowering& device) const {
   std::int64_t total = 0;
-  for (std::int64_t slot = 0; slot < context_.plan.parallelism.virtual_stages; ++slot)
+  for (std::int64_t slot = 0; slot < context_.plan.chunks_per_rank(); ++slot)
     total += context_.expert_gradient_parameters_of(context_.chunk_at(device.at, slot));
   return total;
 }
@@ -33,9 +34,6 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
   device.program.wait_for_stream(Stream::data_comm);
   // Megatron-LM's finalize of the gradients: data-parallel, then sequence-parallel LayerNorm,
   // then the tied embedding (megatron/core/distributed/finalize_model_grads.py).
-  reduce_sequence_parallel_gradients(context_, device);
-  synchronise_embedding(context_, device);
-  host_time(device, plan.host.iteration_overhead, context_.labels.host_iteration, -1);
   const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
   // Expert state is sharded over the t d cp / ep ranks holding the same experts (Megatron-Core's
   // expert-data-parallel group with expert-tensor-parallel size 1).
@@ -44,6 +42,14 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
   const std::int64_t updated =
       sharded ? units::ceil_div(parameters - experts, replicas) + units::ceil_div(experts, expert_replicas)
               : parameters;
+  reduce_sequence_parallel_gradients(context_, device);
+  // Under dualpipe both ranks of a mirrored pair hold the embedding and the output layer: summing
+  // all their gradients covers the tied embedding too.
+  if (plan.pipeline_schedule == model::PipelineSchedule::dualpipe)
+    synchronise_mirrored_copies(context_, device, updated);
+  else
+    synchronise_embedding(context_, device);
+  host_time(device, plan.host.iteration_overhead, context_.labels.host_iteration, -1);
   const auto steps =
       prepare(context_.sink, model::optimizer_steps(updated, plan.optimizer.kind, plan.dtype), context_.cost);
   for (const auto& step : steps) {

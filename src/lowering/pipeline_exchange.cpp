@@ -15,10 +15,11 @@ void PipelineExchange::post_receives(DeviceLowering& device, const std::vector<W
     const std::int64_t chunk = context_.chunk_at(device.at, item.chunk).chunk;
     const bool forward = item.kind == WorkKind::forward;
     const std::int64_t from = forward ? chunk - 1 : chunk + 1;
-    if (from >= 0 && from < chunks)
-      received[k] =
-          device.program.receive(boundary_spec(forward, item.micro_batch), context_.device_of_chunk(device.at, from),
-                                 boundary_tag(chunk, item.micro_batch, forward));
+    // A W pass (WorkKind::weight) needs nothing from the neighbours.
+    if (item.kind != WorkKind::weight && from >= 0 && from < chunks)
+      received[k] = device.program.receive(boundary_spec(forward, item.micro_batch),
+                                           context_.device_of_chunk(device.at, from, item.chunk),
+                                           boundary_tag(chunk, item.micro_batch, forward));
     if (item.exchange_after) break;
   }
 }
@@ -28,9 +29,13 @@ void PipelineExchange::send_output(DeviceLowering& device, const WorkItem& item)
   const std::int64_t chunk = context_.chunk_at(device.at, item.chunk).chunk;
   const bool forward = item.kind == WorkKind::forward;
   const std::int64_t to = forward ? chunk + 1 : chunk - 1;
-  if (to < 0 || to >= chunks) return;
-  device.program.send(boundary_spec(forward, item.micro_batch), context_.device_of_chunk(device.at, to),
-                      boundary_tag(to, item.micro_batch, forward));
+  if (item.kind == WorkKind::weight || to < 0 || to >= chunks) return;
+  // The zero-bubble runtime and DualPipe send asynchronously (batch_isend_irecv): a stage goes on
+  // to its next pass, a W above all, without waiting for the neighbour to receive.
+  const auto schedule = context_.plan.pipeline_schedule;
+  const bool sender_waits = schedule != model::PipelineSchedule::zb_h1 && schedule != model::PipelineSchedule::dualpipe;
+  device.program.send(boundary_spec(forward, item.micro_batch), context_.device_of_chunk(device.at, to, item.chunk),
+                      boundary_tag(to, item.micro_batch, forward), sender_waits);
 }
 
 void PipelineExchange::gather_received(DeviceLowering& device, const WorkItem& item,

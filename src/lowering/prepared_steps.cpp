@@ -44,6 +44,11 @@ std::int64_t expert_gradient_parameters(const PreparedSequence& steps) {
   return n;
 }
 
+bool is_weight_grad(const PreparedStep& p) {
+  const auto* op = std::get_if<model::ComputeOp>(&p.step);
+  return op && op->kind == model::OpKind::gemm && op->grad_params > 0;
+}
+
 PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, const model::TrainingPlan& plan,
                             const cost::OperatorCostModel& cost) {
   const auto prepare_layer = [&](const model::LayerShape& s) {

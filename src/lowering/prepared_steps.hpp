@@ -30,6 +30,8 @@ using PreparedSequence = std::vector<PreparedStep>;
 [[nodiscard]] std::int64_t gradient_parameters(const PreparedSequence& steps);
 /// Of those, the routed experts' (ComputeOp::expert_grads).
 [[nodiscard]] std::int64_t expert_gradient_parameters(const PreparedSequence& steps);
+/// A weight-gradient GEMM: the W pass of a zero-bubble schedule, what --delay-wgrad-compute delays.
+[[nodiscard]] bool is_weight_grad(const PreparedStep& p);
 
 /// One kind of transformer layer: its forward, backward and what recomputation re-runs.
 struct PreparedLayer {

@@ -67,8 +67,7 @@ void ShardedWeights::gather_before_first_forward(DeviceLowering& device, std::in
                                                  std::int64_t micro_batch) const {
   if (!overlapped_gather() || micro_batch != 0) return;
   if (slot == 0) gather_chunk(device, context_.chunk_at(device.at, 0), true);
-  if (slot + 1 < context_.plan.parallelism.virtual_stages)
-    gather_chunk(device, context_.chunk_at(device.at, slot + 1), false);
+  if (slot + 1 < context_.plan.chunks_per_rank()) gather_chunk(device, context_.chunk_at(device.at, slot + 1), false);
 }
 
 void ShardedWeights::gather_chunk(DeviceLowering& device, const model::ModelChunk& chunk, bool waited) const {

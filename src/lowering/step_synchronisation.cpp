@@ -25,7 +25,7 @@ void reduce_sequence_parallel_gradients(const IterationContext& context, DeviceL
   // the multi-token-prediction depths' layers and norms.
   const auto counts = model::count_parameters(context.model, plan.parallelism.tensor, plan.parallelism.expert);
   double elements = 0;
-  for (std::int64_t slot = 0; slot < plan.parallelism.virtual_stages; ++slot) {
+  for (std::int64_t slot = 0; slot < plan.chunks_per_rank(); ++slot) {
     const auto& chunk = context.chunk_at(device.at, slot);
     elements += static_cast<double>(counts.replicated_range(chunk.first_layer, chunk.layers)) +
                 (chunk.has_output_head ? static_cast<double>(counts.final_norm) : 0.0) +

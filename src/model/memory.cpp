@@ -8,6 +8,7 @@
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/model/parameters.hpp>
 #include <twocs/model/stage_partition.hpp>
+#include <twocs/model/weight_grad_memory.hpp>
 #include <twocs/units/numeric.hpp>
 
 namespace twocs::model {
@@ -26,11 +27,12 @@ struct StageContents {
   std::int64_t mtp_layers = 0; // multi-token-prediction depths (the last stage's)
 };
 
-StageContents contents_of(std::int64_t stage, const std::vector<ModelChunk>& chunks, const ParameterCounts& counts,
-                          const TransformerConfig& model, std::int64_t tensor) {
+/// `mirror`: the stage of the second chunk a dualpipe rank holds (p - 1 - stage), or -1.
+StageContents contents_of(std::int64_t stage, std::int64_t mirror, const std::vector<ModelChunk>& chunks,
+                          const ParameterCounts& counts, const TransformerConfig& model, std::int64_t tensor) {
   StageContents c;
   for (const auto& chunk : chunks) {
-    if (chunk.stage != stage) continue;
+    if (chunk.stage != stage && chunk.chunk != mirror) continue;
     c.layers += chunk.layers;
     c.dense_layers += std::clamp<std::int64_t>(counts.dense_layers - chunk.first_layer, 0, chunk.layers);
     c.layer_parameters += counts.layer_range(chunk.first_layer, chunk.layers);
@@ -144,7 +146,9 @@ double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& pl
 /// 1F1B (Narayanan et al. SC'21, section 2.2), and for the interleaved schedule Megatron-LM's
 /// warm-up count 2 (p - i - 1) + (v - 1) p plus the one in steady state, in chunks. Merged
 /// forward-backward steps (overlap.expert_comm) warm up one more (schedules.py,
-/// get_pp_rank_microbatches: "we schedule one extra micro-batch forward step").
+/// get_pp_rank_microbatches: "we schedule one extra micro-batch forward step"). ZB-H1 holds 1F1B's
+/// whole sets (Qi et al., ICLR 2024, section 2.1; its deferred W passes: zero_bubble_peak);
+/// DualPipe p + 1 chunks on every rank (deepseek-ai/DualPipe, README: "Activation Per Device").
 std::int64_t chunks_in_flight(const TrainingPlan& plan, std::int64_t stage) {
   const std::int64_t p = plan.parallelism.pipeline;
   const std::int64_t v = plan.parallelism.virtual_stages;
@@ -152,10 +156,34 @@ std::int64_t chunks_in_flight(const TrainingPlan& plan, std::int64_t stage) {
   const std::int64_t extra = plan.overlap.expert_comm ? 1 : 0;
   switch (plan.pipeline_schedule) {
   case PipelineSchedule::gpipe: return m * v;
-  case PipelineSchedule::one_f_one_b: return std::min(p - stage + extra, m) * v;
+  case PipelineSchedule::one_f_one_b:
+  case PipelineSchedule::zb_h1: return std::min(p - stage + extra, m) * v;
+  case PipelineSchedule::dualpipe: return std::min(p + 1, m);
   case PipelineSchedule::interleaved_one_f_one_b: return std::min(2 * (p - stage - 1) + (v - 1) * p + 1 + extra, m * v);
   }
   return m * v;
+}
+
+/// ZB-H1's peak on stage i, in sets of one micro-batch's layers: before the B of micro-batch k
+/// the stage holds min(w + k + 1, m) - k whole sets (w = p - i - 1 warm-up forwards) and min(k, i)
+/// sets of W operands for the W passes it deferred by i (schedule.hpp; Qi et al., ICLR 2024).
+struct ZeroBubblePeak {
+  std::int64_t whole = 0, weight_only = 0;
+};
+ZeroBubblePeak zero_bubble_peak(const TrainingPlan& plan, std::int64_t stage, double whole, double weight_only) {
+  const std::int64_t m = plan.micro_batches();
+  const std::int64_t warmup = std::min(plan.parallelism.pipeline - stage - 1, m);
+  ZeroBubblePeak peak;
+  double most = -1;
+  for (std::int64_t k = 0; k < m; ++k) {
+    const ZeroBubblePeak held{std::min(warmup + k + 1, m) - k, std::min(k, stage)};
+    const double bytes = as_double(held.whole) * whole + as_double(held.weight_only) * weight_only;
+    if (bytes > most) {
+      most = bytes;
+      peak = held;
+    }
+  }
+  return peak;
 }
 
 /// The K/V buffers of context-parallel attention, at their largest within one layer. Ring:
@@ -238,7 +266,16 @@ struct MemoryInputs {
   bool sp = false;
   double moe_activations = 0;   // one layer of the model's kind (MoE with model.moe)
   double dense_activations = 0; // one dense-FFN layer of a mixed model
+  double moe_weight_grad = 0;   // what one layer keeps for a deferred W pass (zb-h1)
+  double dense_weight_grad = 0;
 };
+
+/// Per layer of stage contents `c`, the mean of a per-kind value (dense layers of a mixed model).
+double mean_per_layer(const StageContents& c, double moe_value, double dense_value) {
+  if (c.dense_layers == 0) return moe_value;
+  return (as_double(c.dense_layers) * dense_value + as_double(c.layers - c.dense_layers) * moe_value) /
+         as_double(c.layers);
+}
 
 /// Weights, gradients and optimizer state of stage contents `c` under ZeRO's sharding.
 void add_state(const MemoryInputs& in, const StageContents& c, MemoryBreakdown& b) {
@@ -260,16 +297,17 @@ void add_state(const MemoryInputs& in, const StageContents& c, MemoryBreakdown& 
   b.optimizer_state = units::Bytes(shards(sharding != OptimizerSharding::none) * in.per_param.optimizer);
 }
 
-/// Activations held at the stage's peak with `in_flight` model chunks of micro-batches.
-double stage_activations(const MemoryInputs& in, const StageContents& c, std::int64_t in_flight) {
+/// Activations held at the stage's peak with `in_flight` model chunks of micro-batches, and the
+/// W operands of `weight_only` micro-batches whose W passes are deferred.
+double stage_activations(const MemoryInputs& in, const StageContents& c, std::int64_t in_flight,
+                         std::int64_t weight_only) {
   const auto& par = in.plan.parallelism;
-  const double layers_per_chunk = as_double(c.layers) / as_double(par.virtual_stages);
+  const double layers_per_chunk = as_double(c.layers) / as_double(in.plan.chunks_per_rank());
   // A stage with dense and MoE layers holds their mean per layer (the chunks in flight average it).
-  const double layer_activations = c.dense_layers == 0 ? in.moe_activations
-                                                       : (as_double(c.dense_layers) * in.dense_activations +
-                                                          as_double(c.layers - c.dense_layers) * in.moe_activations) /
-                                                             as_double(c.layers);
+  const double layer_activations = mean_per_layer(c, in.moe_activations, in.dense_activations);
   double activations = as_double(in_flight) * layers_per_chunk * layer_activations;
+  activations +=
+      as_double(weight_only) * as_double(c.layers) * mean_per_layer(c, in.moe_weight_grad, in.dense_weight_grad);
   // Full recomputation rebuilds one layer's activations during its backward; per-operator
   // checkpointing rebuilds what it did not save of one layer (the stage's largest kind).
   if (in.plan.recompute == Recompute::full || in.plan.recompute == Recompute::selective_op) {
@@ -321,14 +359,31 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
   const bool moe = model.moe.has_value();
   in.moe_activations = layer_activation_bytes(model, plan, in.sp, moe);
   in.dense_activations = moe ? layer_activation_bytes(model, plan, in.sp, false) : in.moe_activations;
+  const bool zero_bubble = plan.pipeline_schedule == PipelineSchedule::zb_h1;
+  if (zero_bubble) {
+    const LayerShape shape = LayerShape::of(model, plan);
+    LayerShape dense = shape;
+    dense.moe_ffn = false;
+    in.moe_weight_grad = weight_grad_operand_bytes(shape).value();
+    in.dense_weight_grad = weight_grad_operand_bytes(dense).value();
+  }
   const auto chunks = partition_layers(model, plan);
   MemoryReport report;
   for (std::int64_t stage = 0; stage < par.pipeline; ++stage) {
-    const StageContents c = contents_of(stage, chunks, in.counts, model, par.tensor);
+    const std::int64_t mirror = plan.pipeline_schedule == PipelineSchedule::dualpipe ? par.pipeline - 1 - stage : -1;
+    const StageContents c = contents_of(stage, mirror, chunks, in.counts, model, par.tensor);
     MemoryBreakdown b;
     add_state(in, c, b);
-    const std::int64_t in_flight = chunks_in_flight(plan, stage);
-    b.activations = units::Bytes(stage_activations(in, c, in_flight));
+    std::int64_t in_flight = chunks_in_flight(plan, stage);
+    std::int64_t weight_only = 0;
+    if (zero_bubble) {
+      const auto peak = zero_bubble_peak(
+          plan, stage, as_double(c.layers) * mean_per_layer(c, in.moe_activations, in.dense_activations),
+          as_double(c.layers) * mean_per_layer(c, in.moe_weight_grad, in.dense_weight_grad));
+      in_flight = peak.whole;
+      weight_only = peak.weight_only;
+    }
+    b.activations = units::Bytes(stage_activations(in, c, in_flight, weight_only));
     b.communication_buffers = units::Bytes(stage_buffers(in, c));
     report.stages.push_back({stage, c.layers, (in_flight + par.virtual_stages - 1) / par.virtual_stages, b});
   }

@@ -58,6 +58,8 @@ std::string_view to_string(PipelineSchedule s) {
   case PipelineSchedule::gpipe: return "gpipe";
   case PipelineSchedule::one_f_one_b: return "1f1b";
   case PipelineSchedule::interleaved_one_f_one_b: return "interleaved-1f1b";
+  case PipelineSchedule::zb_h1: return "zb-h1";
+  case PipelineSchedule::dualpipe: return "dualpipe";
   }
   return "?";
 }

@@ -11,6 +11,7 @@
 
 #include "validate_moe_overlap.hpp"
 #include "validate_sizes.hpp"
+#include "validate_split_schedules.hpp"
 
 namespace twocs::model {
 namespace {
@@ -339,6 +340,7 @@ void validate(const TransformerConfig& m, const TrainingPlan& plan) {
   validate_param_gather(plan);
   validate_batch(plan);
   validate_schedule(plan);
+  detail::validate_split_schedules(plan);
   validate_stage_layers(m, plan.parallelism);
 }
 

@@ -49,7 +49,10 @@ std::vector<std::int64_t> micro_batches(const model::TrainingPlan& base) {
 }
 
 bool can_interleave(const model::TrainingPlan& base) {
-  return base.pipeline_schedule != PipelineSchedule::gpipe && base.framework == model::Framework::megatron_lm;
+  // zb-h1 and dualpipe run one chunk per stage (two per rank for dualpipe): the search keeps them.
+  const auto s = base.pipeline_schedule;
+  return (s == PipelineSchedule::one_f_one_b || s == PipelineSchedule::interleaved_one_f_one_b) &&
+         base.framework == model::Framework::megatron_lm;
 }
 
 /// The plan of `base` with these degrees, or nullopt with `why` set when it is not a valid plan.

@@ -90,8 +90,9 @@ public:
   /// Point-to-point messages between pipeline stages, matched by `tag` (which tensor of which
   /// micro-batch). A send leaves after the latest compute kernel; a receive is posted at this
   /// point of the program. Messages posted together run concurrently (batched isend/irecv, as
-  /// Megatron-LM does), and the next compute kernel waits for all of them.
-  void send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag);
+  /// Megatron-LM does), and the next compute kernel waits for all of them; with `sender_waits`
+  /// false it does not wait for the sends (an asynchronous isend whose buffer stays alive).
+  void send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag, bool sender_waits = true);
   /// Returns the transfer, so that work on the received data can wait for it.
   std::vector<TaskId> receive(const CollectiveSpec& spec, DeviceId from, std::uint32_t tag);
 

@@ -14,7 +14,9 @@
 
 namespace twocs::model {
 
-enum class PipelineSchedule { gpipe, one_f_one_b, interleaved_one_f_one_b };
+/// zb_h1: zero-bubble 1F1B (Qi et al., ICLR 2024, ZB-H1); dualpipe: DeepSeek-V3's bidirectional
+/// schedule (DeepSeek-AI 2024, arXiv 2412.19437, section 3.2.1) (docs/simulation.md, "Pipeline schedules").
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved_one_f_one_b, zb_h1, dualpipe };
 /// selective: Korthikanti et al. 2022's attention-core recomputation; selective_op: torchtitan's
 /// per-operator policy (docs/memory-model.md, "Activations").
 enum class Recompute { none, selective, full, selective_op };
@@ -208,6 +210,11 @@ struct TrainingPlan {
   }
   /// Micro-batches each data-parallel replica runs per iteration: B / (d * b).
   [[nodiscard]] std::int64_t micro_batches() const { return global_batch / (parallelism.data * micro_batch); }
+  /// Model chunks each pipeline rank holds: v, or two under dualpipe (stages i and p - 1 - i of
+  /// the p-chunk model, one per direction: DeepSeek-V3 report, section 3.2.1).
+  [[nodiscard]] std::int64_t chunks_per_rank() const {
+    return pipeline_schedule == PipelineSchedule::dualpipe ? 2 : parallelism.virtual_stages;
+  }
 };
 
 } // namespace twocs::model
