@@ -35,6 +35,9 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
   // then the tied embedding (megatron/core/distributed/finalize_model_grads.py).
   reduce_sequence_parallel_gradients(context_, device);
   synchronise_embedding(context_, device);
+  // The full-iteration graph ends with the gradients' finalisation (finalize_model_grads runs
+  // inside forward_backward_func); the optimizer step is launched eagerly after it.
+  device.program.end_graph();
   host_time(device, plan.host.iteration_overhead, context_.labels.host_iteration, -1);
   const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
   // Expert state is sharded over the t d cp / ep ranks holding the same experts (Megatron-Core's
