@@ -49,17 +49,30 @@ constexpr std::array<std::string_view, 17> training_keys = {"global_batch",
                                                             "grad_reduce",
                                                             "grad_accumulation_fusion",
                                                             "collectives"};
-constexpr std::array<std::string_view, 4> host_keys = {"micro_batch_overhead", "iteration_overhead", "synchronize",
-                                                       "launch_time"};
+constexpr std::array<std::string_view, 5> host_keys = {"micro_batch_overhead", "iteration_overhead", "synchronize",
+                                                       "launch_time", "cuda_graphs"};
+constexpr std::array<std::string_view, 3> cuda_graphs_names = {"none", "partial", "full"};
+constexpr std::array cuda_graphs_values = {model::CudaGraphs::none, model::CudaGraphs::partial,
+                                           model::CudaGraphs::full};
 constexpr std::array<std::string_view, 3> framework_names = {"megatron-lm", "megatron-deepspeed", "fsdp"};
 constexpr std::array framework_values = {model::Framework::megatron_lm, model::Framework::megatron_deepspeed,
                                          model::Framework::fsdp};
 constexpr std::array<std::string_view, 3> grad_reduce_names = {"auto", "fp32", "model"};
 constexpr std::array grad_reduce_values = {TrainingPlan::GradReduce::automatic, TrainingPlan::GradReduce::fp32,
                                            TrainingPlan::GradReduce::model_dtype};
-constexpr std::array<std::string_view, 12> parallelism_keys = {
-    "tensor",  "pipeline", "data",   "sequence",          "virtual_stages", "stage_layers",
-    "context", "expert",   "search", "search_candidates", "context_comm",   "expert_dispatcher"};
+constexpr std::array<std::string_view, 13> parallelism_keys = {"tensor",
+                                                               "pipeline",
+                                                               "data",
+                                                               "sequence",
+                                                               "virtual_stages",
+                                                               "stage_layers",
+                                                               "context",
+                                                               "expert",
+                                                               "search",
+                                                               "search_candidates",
+                                                               "context_comm",
+                                                               "expert_dispatcher",
+                                                               "sync_free_dispatch"};
 constexpr std::array<std::string_view, 3> objective_names = {"none", "smallest", "fastest"};
 constexpr std::array objective_values = {PlanObjective::none, PlanObjective::smallest, PlanObjective::fastest};
 constexpr std::array<std::string_view, 3> context_comm_names = {"ring", "all_gather", "all_to_all"};
@@ -196,6 +209,7 @@ model::Parallelism read_parallelism(const Field& field) {
     par.context_comm = read_enum(*f, context_comm_names, context_comm_values);
   if (const auto f = p.optional("expert_dispatcher"))
     par.expert_dispatcher = read_enum(*f, expert_dispatcher_names, expert_dispatcher_values);
+  if (const auto f = p.optional("sync_free_dispatch")) par.sync_free_dispatch = read_bool(*f);
   if (const auto f = p.optional("expert")) par.expert = read_count(*f);
   if (const auto f = p.optional("stage_layers"))
     for (const Field& item : read_list(*f)) par.stage_layers.push_back(read_count_or_zero(item)); // ends may be 0
@@ -238,6 +252,7 @@ model::HostPlan read_host(const Field& field) {
   if (const auto f = h.optional("iteration_overhead")) plan.iteration_overhead = read_duration(*f, "10ms");
   if (const auto f = h.optional("synchronize")) plan.synchronize = read_bool(*f);
   if (const auto f = h.optional("launch_time")) plan.launch_time = read_duration(*f, "13.5us");
+  if (const auto f = h.optional("cuda_graphs")) plan.cuda_graphs = read_enum(*f, cuda_graphs_names, cuda_graphs_values);
   return plan;
 }
 

@@ -62,7 +62,11 @@ DeviceProgram::DeviceProgram(TaskSink& graph, CollectiveRegistry& registry, Devi
 
 std::optional<TaskId> DeviceProgram::launch(const TaskTag& tag) {
   if (!(launch_time_.value() > 0)) return std::nullopt;
+  // One launch per graph: cudaGraphLaunch costs the host about one kernel launch (an assumption,
+  // docs/simulation.md, "CUDA graphs"); the graph's later work waits for it, not for launches.
+  if (graph_state_ == GraphState::inside && graph_launch_) return graph_launch_;
   const TaskId id = graph_.add_host_launch(device_, tag, launch_time_);
+  if (graph_state_ == GraphState::inside) graph_launch_ = id;
   if (last_launch_) graph_.add_dependency(*last_launch_, id);
   std::sort(host_waits_.begin(), host_waits_.end());
   host_waits_.erase(std::unique(host_waits_.begin(), host_waits_.end()), host_waits_.end());
@@ -155,5 +159,24 @@ void DeviceProgram::synchronize_host() {
 }
 
 void DeviceProgram::host_waits_for(TaskId task) { host_waits_.push_back(task); }
+
+void DeviceProgram::begin_graph() {
+  assert(graph_state_ == GraphState::outside && "CUDA graphs do not nest");
+  graph_state_ = GraphState::inside;
+  graph_launch_.reset();
+}
+
+void DeviceProgram::end_graph() {
+  graph_state_ = GraphState::outside;
+  graph_launch_.reset();
+}
+
+void DeviceProgram::pause_graph() {
+  if (graph_state_ == GraphState::inside) graph_state_ = GraphState::paused;
+}
+
+void DeviceProgram::resume_graph() {
+  if (graph_state_ == GraphState::paused) graph_state_ = GraphState::inside;
+}
 
 } // namespace twocs::lowering

@@ -74,6 +74,7 @@ struct DeviceLowering {
   RankCoordinates at;
   GradientSync gradients;
   bool gradients_final = false; // inside the backward whose gradients get reduced
+  bool layer_graphs = false;    // a layer's captured steps are one CUDA graph (cuda_graphs: partial)
 
   [[nodiscard]] DeviceId device() const { return program.device(); }
 };

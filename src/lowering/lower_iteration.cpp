@@ -69,6 +69,11 @@ public:
                           context_.layout.coordinates(id),
                           GradientSync(context_.sink, plan, context_.layout.group(id, model::CommGroup::data),
                                        expert_data_group(context_.layout, id, plan.parallelism.expert))};
+    device.layer_graphs = plan.host.cuda_graphs == model::CudaGraphs::partial;
+    // A full-iteration graph holds the forward-backward of every micro-batch, up to the optimizer
+    // (FullCudaGraphWrapper around forward_backward_func; OptimizerStep ends it).
+    const bool full_graph = plan.host.cuda_graphs == model::CudaGraphs::full;
+    if (full_graph) device.program.begin_graph();
     const auto items = pipeline_schedule(plan, device.at.pipeline);
     const GradientFinal final = gradient_final_items(items, plan.chunks_per_rank());
     // Each micro-batch enters a dualpipe rank once per direction, one chunk each.
@@ -105,8 +110,10 @@ public:
       exchange_.post_receives(device, items, phase_start, received);
       // Megatron-LM waits for each batched exchange and then calls torch.cuda.synchronize()
       // (batch_p2p_sync, default True: megatron/core/model_parallel_config.py); DeepSpeed's
-      // pipeline engine does not synchronise the host.
-      if (plan.framework == model::Framework::megatron_lm && plan.host.synchronize && plan.parallelism.pipeline > 1)
+      // pipeline engine does not synchronise the host. A captured graph cannot synchronise, so a
+      // full-iteration graph runs with batch_p2p_sync False (docs/simulation.md, "CUDA graphs").
+      if (plan.framework == model::Framework::megatron_lm && plan.host.synchronize && plan.parallelism.pipeline > 1 &&
+          !full_graph)
         device.program.synchronize_host();
     }
     optimizer_.finish_iteration(device);

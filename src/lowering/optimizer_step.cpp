@@ -49,6 +49,9 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
     synchronise_mirrored_copies(context_, device, updated);
   else
     synchronise_embedding(context_, device);
+  // The full-iteration graph ends with the gradients' finalisation (finalize_model_grads runs
+  // inside forward_backward_func); the optimizer step is launched eagerly after it.
+  device.program.end_graph();
   host_time(device, plan.host.iteration_overhead, context_.labels.host_iteration, -1);
   const auto steps =
       prepare(context_.sink, model::optimizer_steps(updated, plan.optimizer.kind, plan.dtype), context_.cost);

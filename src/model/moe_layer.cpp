@@ -22,6 +22,7 @@
 
 #include <twocs/units/numeric.hpp>
 
+#include "layer_graph.hpp"
 #include "memory_bound_costs.hpp"
 #include "op_builders.hpp"
 
@@ -169,23 +170,34 @@ SharedExpertHalves shared_experts_backward(const LayerShape& shape) {
 /// The all-to-all dispatcher's metadata exchange before the dispatch (token_dispatcher.py,
 /// MoEAlltoAllTokenDispatcher.preprocess): every rank all-gathers the per-expert token counts
 /// (E int64 per rank) over the expert-parallel group (tp_ep_group: ep ranks with expert-tensor
-/// parallelism 1), then the host waits for their copy to the CPU (cuda_sync_point
-/// "before_ep_alltoall": the split sizes of the variable all-to-all must be known on the host).
-/// The wait empties the device's queue, so the dispatch starts one launch after it: a step
-/// without work, costed at the device's fixed per-kernel overhead.
-void add_dispatch_metadata(StepSequence& steps, const LayerShape& shape, Pass pass) {
-  if (shape.expert <= 1) return;
-  // DeepEP exchanges the counts inside its dispatch (its notify kernel), and Megatron-Core still
-  // waits for them on the host before it sizes the received buffers (MoEFlexTokenDispatcher).
-  if (shape.expert_dispatcher == ExpertDispatcher::all_to_all) {
-    const double count_bytes = 8.0; // torch.long: routing_map.sum(dim=0).long()
-    const units::Bytes gathered(count_bytes * as_double(shape.model.moe->experts) * as_double(shape.expert));
-    steps.push_back(
-        collective("moe.dispatch.counts.all_gather", Collective::all_gather, CommGroup::expert, pass, gathered));
-  }
+/// parallelism 1). DeepEP exchanges them inside its dispatch (its notify kernel).
+void add_count_exchange(StepSequence& steps, const LayerShape& shape, Pass pass) {
+  if (shape.expert <= 1 || shape.expert_dispatcher != ExpertDispatcher::all_to_all) return;
+  const double count_bytes = 8.0; // torch.long: routing_map.sum(dim=0).long()
+  const units::Bytes gathered(count_bytes * as_double(shape.model.moe->experts) * as_double(shape.expert));
+  steps.push_back(
+      collective("moe.dispatch.counts.all_gather", Collective::all_gather, CommGroup::expert, pass, gathered));
+}
+
+/// The host waits for the token counts' copy to the CPU (cuda_sync_point "before_ep_alltoall":
+/// the split sizes of the variable all-to-all must be known on the host; Megatron-Core waits for
+/// DeepEP's received counts likewise before it sizes the buffers, MoEFlexTokenDispatcher). The
+/// wait empties the device's queue, so the dispatch starts one launch after it: a step without
+/// work, costed at the device's fixed per-kernel overhead. A sync-free dispatcher has none.
+void add_dispatch_host_sync(StepSequence& steps, const LayerShape& shape, Pass pass) {
+  if (shape.expert <= 1 || shape.sync_free_dispatch) return;
   ComputeOp wait = memory_bound("moe.dispatch.host_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0);
   wait.host_waits = true;
   steps.push_back(std::move(wait));
+}
+
+/// Whether the moe_preprocess graph holds the permutation (and the count exchange): with the
+/// all-to-all dispatcher, unless it drops tokens, whose preprocessing copies counts to the host
+/// (transformer_config.py: "moe_preprocess cuda graph is not supported when there are DtoH copies
+/// and synchronizations in the preprocess step"); DeepEP permutes after its dispatch
+/// (token_dispatcher.py, _DeepepManager.get_permuted_hidden_states).
+bool preprocess_in_graph(const LayerShape& shape) {
+  return shape.expert_dispatcher == ExpertDispatcher::all_to_all && !(shape.model.moe->capacity_factor > 0);
 }
 
 ComputeOp experts_activation_forward(const LayerShape& shape, const MoeDims& d, Pass pass) {
@@ -214,7 +226,9 @@ double busiest_expert_tokens(const LayerShape& shape) {
 }
 
 ComputeOp moe_activation_forward(const LayerShape& shape, Pass pass) {
-  return experts_activation_forward(shape, moe_dims(shape), pass);
+  ComputeOp op = experts_activation_forward(shape, moe_dims(shape), pass);
+  op.graph = LayerGraph::excluded; // the experts' rows follow the token counts
+  return op;
 }
 
 void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
@@ -232,10 +246,14 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
                                as_double(d.tokens) * as_double(moe.experts), kernel_bytes::softmax_forward(shape.dtype),
                                kernel_flops::softmax_forward));
   const auto gather = issue_gather(steps, shared);
+  const std::size_t permute_at = steps.size();
   // Permute: gather each token's k copies into expert order (read h, write h per copy).
   steps.push_back(memory_bound("moe.permute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 0));
-  add_dispatch_metadata(steps, shape, pass);
+  add_count_exchange(steps, shape, pass);
+  // The router's and preprocessing's graph ends here (moe_layer.py, MoELayer.preprocess).
+  const std::size_t eager_from = preprocess_in_graph(shape) ? steps.size() : permute_at;
+  add_dispatch_host_sync(steps, shape, pass);
   add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass, compute_ops(shared.under_dispatch));
   release_gather(steps, gather);
   append(steps, shared.under_dispatch);
@@ -249,6 +267,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   // Unpermute: weighted sum of the k copies back into token order.
   steps.push_back(memory_bound("moe.unpermute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 2));
+  exclude_from_graphs(steps, eager_from, steps.size());
 }
 
 void add_shared_experts_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
@@ -261,6 +280,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   const MoeDims d = moe_dims(shape);
   const Pass bwd = Pass::backward;
   const SharedExpertHalves shared = shared_experts_backward(shape);
+  const std::size_t eager_from = steps.size(); // up to the permutation's gradient (layer_graph.hpp)
   const auto gather = issue_gather(steps, shared);
   steps.push_back(memory_bound("moe.unpermute.bwd", OpKind::elementwise, bwd, shape.dtype,
                                d.routed * as_double(m.hidden), kernel_bytes::permute(shape.dtype), 2));
@@ -295,6 +315,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   append(steps, under_dispatch);
   steps.push_back(memory_bound("moe.permute.bwd", OpKind::elementwise, bwd, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 1));
+  exclude_from_graphs(steps, eager_from, steps.size() - (preprocess_in_graph(shape) ? 1 : 0));
   steps.push_back(memory_bound("moe.router.topk.bwd", OpKind::softmax, bwd, shape.dtype,
                                as_double(d.tokens) * as_double(moe.experts),
                                kernel_bytes::softmax_backward(shape.dtype), kernel_flops::softmax_backward));

@@ -11,6 +11,7 @@
 #include "context_attention.hpp"
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
+#include "layer_graph.hpp"
 #include "memory_bound_costs.hpp"
 #include "mla_attention.hpp"
 #include "moe_layer.hpp"
@@ -210,6 +211,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   const bool megatron_core = plan.framework == Framework::megatron_lm;
   shape.shared_expert_overlap = plan.overlap.shared_experts && megatron_core;
   shape.expert_wgrad_overlap = plan.overlap.expert_wgrad && megatron_core;
+  shape.sync_free_dispatch = plan.parallelism.sync_free_dispatch;
   return shape;
 }
 
@@ -217,6 +219,7 @@ StepSequence transformer_layer_forward(const LayerShape& shape) {
   assert(shape.tensor >= 1 && shape.model.heads % shape.tensor == 0);
   StepSequence steps;
   add_forward(steps, shape, Pass::forward);
+  detail::capture_forward(steps);
   return steps;
 }
 
@@ -229,6 +232,7 @@ StepSequence transformer_layer_recompute(const LayerShape& shape, Recompute mode
   } else if (mode == Recompute::selective_op) {
     add_forward(steps, shape, Pass::recompute, true);
   }
+  detail::capture_forward(steps);
   return steps;
 }
 

@@ -11,6 +11,7 @@
 #include "context_attention.hpp"
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
+#include "layer_graph.hpp"
 #include "memory_bound_costs.hpp"
 #include "mla_attention.hpp"
 #include "moe_layer.hpp"
@@ -108,6 +109,7 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
   if (m.mla) {
     detail::add_mla_projections_backward(steps, shape, d);
     steps.push_back(detail::norm_backward(shape, d, "attn.norm.bwd"));
+    detail::capture_backward(steps);
     return steps;
   }
   if (auto repeat = detail::eager_repeat_kv(shape, d, Pass::backward)) {
@@ -120,6 +122,7 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
   detail::add_qk_norms(steps, shape, d, Pass::backward);
   add_column_parallel_backward(steps, shape, d, "attn.qkv", m.hidden, d.qkv_local, d.qkv_local);
   steps.push_back(detail::norm_backward(shape, d, "attn.norm.bwd"));
+  detail::capture_backward(steps);
   return steps;
 }
 

@@ -9,6 +9,7 @@
 #include <twocs/error.hpp>
 #include <twocs/model/size_limits.hpp>
 
+#include "validate_cuda_graphs.hpp"
 #include "validate_moe_overlap.hpp"
 #include "validate_sizes.hpp"
 #include "validate_split_schedules.hpp"
@@ -335,6 +336,7 @@ void validate(const TransformerConfig& m, const TrainingPlan& plan) {
                      "training.recompute", "use recompute: selective or full");
   validate_recompute_modules(m, plan);
   detail::validate_moe_overlaps(m, plan);
+  detail::validate_cuda_graphs(m, plan);
   validate_context(m, plan);
   validate_sharding(m, plan);
   validate_param_gather(plan);

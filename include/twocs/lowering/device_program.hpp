@@ -106,6 +106,16 @@ public:
   /// dispatch needs on the CPU) before it launches anything more.
   void host_waits_for(TaskId task);
 
+  /// The work issued from here to end_graph() is one CUDA graph (training.host.cuda_graphs): the
+  /// host launches it once, with its first work, and its later work waits for that launch only.
+  void begin_graph();
+  void end_graph();
+  /// Inside a graph, the work issued between pause_graph() and resume_graph() is launched on its
+  /// own, after the graph: hooks the framework runs between per-layer graphs (the data-parallel
+  /// gradient buckets of the parameters a layer's backward graph finalised).
+  void pause_graph();
+  void resume_graph();
+
   [[nodiscard]] DeviceId device() const { return device_; }
 
 private:
@@ -127,7 +137,9 @@ private:
   units::Seconds launch_time_;
   std::optional<TaskId> last_compute_;
   std::optional<TaskId> last_launch_;
-  std::vector<TaskId> host_waits_; // what the next launch waits for
+  enum class GraphState : std::uint8_t { outside, inside, paused } graph_state_ = GraphState::outside;
+  std::optional<TaskId> graph_launch_; // the launch of the graph being issued
+  std::vector<TaskId> host_waits_;     // what the next launch waits for
   std::array<std::vector<TaskId>, stream_count> stream_tail_;
   std::vector<PendingWait> waits_;
   std::map<std::tuple<int, DeviceId, DeviceId>, std::uint32_t> group_sequence_; // (kind, first, group_tag) -> next

@@ -35,6 +35,7 @@ struct LayerShape {
   ExpertDispatcher expert_dispatcher = ExpertDispatcher::all_to_all; // how tokens reach their experts
   bool shared_expert_overlap = false; // shared experts' fc1 under the dispatch, fc2 under the combine
   bool expert_wgrad_overlap = false;  // routed experts' wgrad under the dispatch's backward all-to-all
+  bool sync_free_dispatch = false;    // the host never waits for the token counts (Parallelism)
 
   /// The model's layer under `plan`: a MoE layer when the model has model.moe.
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);

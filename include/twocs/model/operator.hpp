@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include <twocs/model/cuda_graphs.hpp>
 #include <twocs/model/dtype.hpp>
 #include <twocs/units/quantity.hpp>
 
@@ -109,6 +110,8 @@ struct ComputeOp {
   /// The host waits for this op before it launches anything more: it copies a result back to the
   /// CPU (the token counts a variable-size expert dispatch must know, token_dispatcher.py).
   bool host_waits = false;
+  /// Whether the per-layer CUDA graphs hold it (training.host.cuda_graphs: partial).
+  LayerGraph graph = LayerGraph::eager;
   /// Share of `flops` spent on masked attention scores that a causal model does not need (the
   /// unfused kernels compute them anyway); excluded from model FLOPs.
   double masked_share = 0;
@@ -181,6 +184,8 @@ struct CollectiveOp {
   /// An all-to-all that sends each token once per destination rank and node (DeepEP) instead of
   /// `size` split evenly over the group.
   std::optional<TokenRouting> routing;
+  /// Whether the per-layer CUDA graphs hold it (training.host.cuda_graphs: partial).
+  LayerGraph graph = LayerGraph::eager;
 };
 
 using Step = std::variant<ComputeOp, CollectiveOp>;

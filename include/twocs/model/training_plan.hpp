@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <twocs/model/cuda_graphs.hpp>
 #include <twocs/model/dtype.hpp>
 #include <twocs/units/quantity.hpp>
 
@@ -116,6 +117,10 @@ struct Parallelism {
   std::int64_t expert = 1;                      // ep: expert-parallel degree, carved out of data x context
   ContextComm context_comm = ContextComm::ring; // how the cp ranks exchange keys and values
   ExpertDispatcher expert_dispatcher = ExpertDispatcher::all_to_all; // how tokens reach their experts
+  /// The dispatcher never tells the host the token counts: buffers sized ahead from a capacity
+  /// (Megatron-Core's sync-free MoE: HybridEP with --moe-expert-rank-capacity-factor,
+  /// docs/user-guide/features/paged_stash.md at d98e8a64), so no host synchronisation per MoE layer.
+  bool sync_free_dispatch = false;
 };
 
 /// The degrees whose product is the world size, as messages show it: "tensor 2 x context 4 x
@@ -168,6 +173,8 @@ struct HostPlan {
   /// `training.host.launch_time`, else the platform's `node.host_launch_time`; 0 or none: the
   /// host never holds the device back.
   std::optional<units::Seconds> launch_time;
+  /// Work the host launches as CUDA graphs, one launch per graph (model/cuda_graphs.hpp).
+  CudaGraphs cuda_graphs = CudaGraphs::none;
 };
 
 struct TrainingPlan {
