@@ -38,7 +38,7 @@ TEST_CASE("a lock file that cannot be created is an error that names its folder"
 
 TEST_CASE("a second sweep on the same CSV is refused with exit 2 and the first completes") {
   const StudyFolder folder("two-sweeps");
-  const auto reference = uninterrupted_rows(folder);
+  const pid_t reference_sweep = start_uninterrupted(folder);
   const pid_t first = start_sweep(folder, folder.root / "first.log");
   wait_for_rows(folder.csv(), 1);
   const fs::path log = folder.root / "second.log";
@@ -48,6 +48,6 @@ TEST_CASE("a second sweep on the same CSV is refused with exit 2 and the first c
                 message);
   CHECK_MESSAGE(contains(message, "fix: wait for that sweep to end"), message);
   REQUIRE(wait_exit_within(first) == 0);
-  CHECK(without_wall_times(read_results(folder.csv())).rows == reference.rows);
+  CHECK(without_wall_times(read_results(folder.csv())).rows == uninterrupted_rows(folder, reference_sweep).rows);
   CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
 }

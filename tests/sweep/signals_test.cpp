@@ -46,7 +46,7 @@ pid_t freeze_a_scenario(pid_t sweep) {
 /// Signals the sweep after three rows; checks what it leaves and that a rerun completes it.
 void stop_sweep_with(int signal) {
   const StudyFolder folder("stop-sweep");
-  const auto reference = uninterrupted_rows(folder);
+  const pid_t reference_sweep = start_uninterrupted(folder);
   const fs::path tmp = folder.root / "tmp", log = folder.root / "first.log";
   fs::create_directories(tmp);
   const pid_t sweep = start_sweep(folder, log, {tmp});
@@ -66,13 +66,13 @@ void stop_sweep_with(int signal) {
   const auto after = read_results(folder.csv());
   const auto rows = rows_by_scenario(after);
   for (const auto& row : before.rows) CHECK(rows.at(row.front()) == row); // not rerun
-  CHECK(without_wall_times(after).rows == reference.rows);
+  CHECK(without_wall_times(after).rows == uninterrupted_rows(folder, reference_sweep).rows);
 }
 
 /// Signals one scenario's process: the sweep goes on without its row, then says so.
 void stop_scenario_with(int signal) {
   const StudyFolder folder("stop-scenario");
-  const auto reference = uninterrupted_rows(folder);
+  const pid_t reference_sweep = start_uninterrupted(folder);
   const fs::path log = folder.root / "first.log";
   const pid_t sweep = start_sweep(folder, log);
   wait_for_rows(folder.csv(), 2);
@@ -96,7 +96,7 @@ void stop_scenario_with(int signal) {
   const auto after = read_results(folder.csv());
   const auto rows = rows_by_scenario(after);
   for (const auto& [index, row] : before) CHECK(rows.at(index) == row); // only the missing one ran
-  CHECK(without_wall_times(after).rows == reference.rows);
+  CHECK(without_wall_times(after).rows == uninterrupted_rows(folder, reference_sweep).rows);
 }
 
 } // namespace

@@ -149,11 +149,21 @@ inline report::ResultsTable without_wall_times(report::ResultsTable table) {
   return table;
 }
 
-/// The rows of an uninterrupted sweep of the folder's study (reference.csv), wall times aside.
-inline report::ResultsTable uninterrupted_rows(const StudyFolder& folder) {
-  REQUIRE(wait_exit(start_program(
-              {TWOCS_PROGRAM, "sweep", folder.study(), "--jobs", "2", "--output", folder.csv("reference.csv")})) == 0);
+/// Starts an uninterrupted sweep of the folder's study into reference.csv (it may run beside the
+/// test's own sweeps: another CSV, another scratch folder).
+inline pid_t start_uninterrupted(const StudyFolder& folder) {
+  return start_program(
+      {TWOCS_PROGRAM, "sweep", folder.study(), "--jobs", "2", "--output", folder.csv("reference.csv")});
+}
+
+/// The rows of the uninterrupted sweep `pid` (start_uninterrupted), wall times aside.
+inline report::ResultsTable uninterrupted_rows(const StudyFolder& folder, pid_t pid) {
+  REQUIRE(wait_exit(pid) == 0);
   return without_wall_times(read_results(folder.csv("reference.csv")));
+}
+
+inline report::ResultsTable uninterrupted_rows(const StudyFolder& folder) {
+  return uninterrupted_rows(folder, start_uninterrupted(folder));
 }
 
 /// The sweep's scratch folders (twocs-sweep-PID) in `tmpdir`.
