@@ -1,16 +1,19 @@
 #include "sweep_command.hpp"
 
 #include <cmath>
+#include <csignal>
 #include <optional>
 #include <thread>
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <twocs/cli/app.hpp>
 #include <twocs/config/study.hpp>
 #include <twocs/error.hpp>
 #include <twocs/sweep/mpi_job.hpp>
+#include <twocs/sweep/status.hpp>
 #include <twocs/sweep/sweep.hpp>
 
 #include "study_report_command.hpp"
@@ -41,6 +44,27 @@ CLI::Validator positive_seconds() {
       "SECONDS");
 }
 
+/// 128 + the signal, as shells report a process it stopped (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP);
+/// 130 when none (an MPI rank whose launcher is gone, or stopped by rank 0).
+int interrupted_exit(int signal) { return 128 + (signal != 0 ? signal : SIGINT); }
+
+/// What stopped the sweep early and what to do; returns the exit code.
+int report_interrupted(const sweep::SweepTotals& totals, const std::filesystem::path& csv, std::ostream& err) {
+  const std::string kept =
+      fmt::format("{} of {} scenarios are in {}", totals.already_done + totals.ran, totals.scenarios, csv.string());
+  if (totals.stop_signal == 0 && !totals.left_out.empty()) {
+    std::vector<std::string> indices;
+    for (const sweep::LeftOut& l : totals.left_out) indices.push_back(std::to_string(l.scenario));
+    err << fmt::format("twocs: the process of scenario {} was stopped from outside the sweep ({}), so it has no row; "
+                       "{}; rerun the same command to run it\n",
+                       fmt::join(indices, ", "), sweep::signal_name(totals.left_out.front().signal), kept);
+    return interrupted_exit(totals.left_out.front().signal);
+  }
+  const std::string by = totals.stop_signal != 0 ? " by " + sweep::signal_name(totals.stop_signal) : "";
+  err << fmt::format("twocs: interrupted{}; {}; rerun the same command to finish\n", by, kept);
+  return interrupted_exit(totals.stop_signal);
+}
+
 } // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& o) {
@@ -67,19 +91,15 @@ int sweep_here(const SweepCommandOptions& o, const sweep::MpiJob& job, std::ostr
   options.output = o.output ? *o.output : std::filesystem::path(study.name + ".csv");
   // Folders of sweeps killed with SIGKILL (which cannot clean up) go first, then ours.
   const std::filesystem::path temp = std::filesystem::temp_directory_path();
-  if (job.rank() == 0) (void)sweep::remove_stale_work_dirs(temp);
+  (void)sweep::remove_stale_work_dirs(temp); // every rank: its own machine's temporary folder
   options.work_dir = sweep::work_dir_of(temp, ::getpid());
   // Under mpirun, one scenario at a time per rank: place ranks as cores (docs/studies.md).
   options.jobs = o.jobs > 0 ? o.jobs : job.size() > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
   options.timeout_s = o.timeout_s;
   options.terminal = job.rank() == 0 && ::isatty(STDERR_FILENO) == 1;
   const sweep::SweepTotals totals = sweep::run_sweep(study, options, err, &job);
-  if (job.rank() != 0) return totals.interrupted ? 130 : 0; // rank 0 reports for the job
-  if (totals.interrupted) {
-    err << fmt::format("twocs: interrupted; {} of {} scenarios are in {}; rerun the same command to finish\n",
-                       totals.already_done + totals.ran, totals.scenarios, options.output.string());
-    return 130;
-  }
+  if (job.rank() != 0) return totals.interrupted ? interrupted_exit(totals.stop_signal) : 0; // rank 0 reports
+  if (totals.interrupted) return report_interrupted(totals, options.output, err);
   out << fmt::format("{} scenarios ({} run now, {} from an earlier run), {} not ok; results in {}\n", totals.scenarios,
                      totals.ran, totals.already_done, totals.failed, options.output.string());
   if (o.report) {

@@ -20,8 +20,10 @@ struct SweepCommandOptions {
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& options);
 
-/// Returns the exit code: 0 when every scenario ran (whatever its status), 130 when
-/// interrupted. Throws InputError for a bad study or output.
+/// Returns the exit code: 0 when every scenario ran (whatever its status), 128 + the signal
+/// when stopped early (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP) or when a scenario's process was
+/// stopped from outside (its row left for the rerun). Throws InputError for a bad study or
+/// output (another sweep on the same CSV, a line twocs never wrote, a full disk).
 int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std::ostream& err);
 
 } // namespace twocs::cli

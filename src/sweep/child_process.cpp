@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "stop_signals.hpp"
+
 namespace twocs::sweep::detail {
 namespace {
 
@@ -18,11 +20,13 @@ namespace {
 /// the scenario needs (the Python module sweeps from one thread, twocs.sweep).
 [[noreturn]] void become_child(char* const* argv, const char* stderr_path, pid_t parent, const InChild& in_child,
                                const std::vector<std::string>& arguments) {
+  default_stop_signals();           // the sweep's handlers go; a stop signal sent meanwhile is held until
+  unblock_stop_signals();           // here, then kills the child (never lost in a copy of the sweep's flag)
   prctl(PR_SET_PDEATHSIG, SIGKILL); // a sweep killed with -9 takes its scenarios with it
   if (getppid() != parent) _exit(127);
   const int err = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (err < 0 || null < 0) _exit(126);
+  if (err < 0 || null < 0) _exit(scratch_unavailable_exit);
   dup2(null, STDIN_FILENO);
   dup2(null, STDOUT_FILENO);
   dup2(err, STDERR_FILENO);
@@ -42,7 +46,9 @@ pid_t spawn(const std::vector<std::string>& argv, const std::filesystem::path& s
   args.push_back(nullptr);
   const std::string err_path = stderr_file.string();
   const pid_t parent = getpid();
+  const sigset_t previous = block_stop_signals(); // until the child has dropped the sweep's handlers
   const pid_t pid = fork();
+  if (pid != 0) restore_signal_mask(previous);
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) become_child(args.data(), err_path.c_str(), parent, in_child, argv);
   return pid;

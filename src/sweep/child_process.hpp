@@ -12,6 +12,9 @@
 
 namespace twocs::sweep::detail {
 
+/// The exit code of a child that could not open its stderr file in the sweep's scratch folder.
+constexpr int scratch_unavailable_exit = 126;
+
 /// How a child runs its scenario instead of executing argv[0] (SweepOptions::run_in_child).
 using InChild = std::function<int(const std::vector<std::string>& argv)>;
 

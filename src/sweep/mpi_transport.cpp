@@ -170,12 +170,22 @@ std::optional<std::size_t> WorkerTransport::take() {
 
 bool run_mpi_coordinator(const config::Study& study, const SweepOptions& options, LocalTransport& own, StopCheck stop) {
   CoordinatorTransport transport(own);
-  return run_loop(study, options, transport, stop);
+  try {
+    return run_loop(study, options, transport, stop);
+  } catch (...) {
+    transport.stopping(); // the CSV cannot take rows (a full disk): the other ranks stop first
+    throw;
+  }
 }
 
 bool run_mpi_worker(const config::Study& study, const SweepOptions& options, SweepTotals& totals, StopCheck stop) {
   WorkerTransport transport(totals);
-  return run_loop(study, options, transport, stop);
+  try {
+    return run_loop(study, options, transport, stop);
+  } catch (...) {
+    transport.stopping(); // this rank cannot go on (its scratch disk full): rank 0 stops the job
+    throw;
+  }
 }
 
 std::string encode(const FinishedScenario& s) {
@@ -185,6 +195,7 @@ std::string encode(const FinishedScenario& s) {
   field(s.status);
   field(s.reason);
   field(fmt::to_string(s.wall_time_s)); // shortest text that reads back to the same double
+  field(fmt::to_string(s.stopped_by));
   for (const std::string& cell : s.row) field(cell);
   return message;
 }
@@ -200,13 +211,14 @@ FinishedScenario decode(const std::string& message) {
     fields.push_back(message.substr(start, length));
     at = start + length;
   }
-  if (fields.size() < 4) throw std::runtime_error("twocs sweep: a short message between MPI ranks");
+  if (fields.size() < 5) throw std::runtime_error("twocs sweep: a short message between MPI ranks");
   FinishedScenario s;
   std::from_chars(fields[0].data(), fields[0].data() + fields[0].size(), s.index);
   s.status = fields[1];
   s.reason = fields[2];
   std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), s.wall_time_s);
-  s.row.assign(fields.begin() + 4, fields.end());
+  std::from_chars(fields[4].data(), fields[4].data() + fields[4].size(), s.stopped_by);
+  s.row.assign(fields.begin() + 5, fields.end());
   return s;
 }
 

@@ -5,7 +5,7 @@
 // as the serial sweep (sweep_loop.hpp), so rows are the serial sweep's, byte for byte.
 //
 // Messages (MPI_COMM_WORLD): worker -> 0: request (a free slot), result (an encoded finished
-// scenario), stopped (this rank stopped; no more rows from it). 0 -> worker: assign (an index),
+// scenario), stopped (this rank stopped, or failed; no more rows from it). 0 -> worker: assign (an index),
 // done (nothing left), stop (interrupted: stop and answer `stopped`).
 #pragma once
 

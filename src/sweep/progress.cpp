@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <twocs/sweep/status.hpp>
+
 namespace twocs::sweep::detail {
 namespace {
 
@@ -28,6 +30,14 @@ void Progress::finished(std::size_t index, std::string_view status, double secon
   }
   out_ << fmt::format("twocs: [{}/{}] scenario {} {} in {:.1f} s{}{}\n", done_, total_, index, status, seconds,
                       reason.empty() ? "" : ": ", reason);
+  out_.flush();
+}
+
+void Progress::left_out(std::size_t index, int signal) {
+  out_ << fmt::format("{}twocs: scenario {}'s process was stopped by {} from outside the sweep: no row, a rerun "
+                      "runs it\n",
+                      terminal_ ? "\n" : "", index, signal_name(signal));
+  if (terminal_) draw();
   out_.flush();
 }
 

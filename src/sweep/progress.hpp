@@ -13,6 +13,8 @@ class Progress {
 public:
   Progress(std::ostream& out, bool terminal, std::size_t total, std::size_t already_done);
   void finished(std::size_t index, std::string_view status, double seconds, const std::string& reason);
+  /// A scenario whose process was stopped from outside by `signal`: no row, a rerun runs it.
+  void left_out(std::size_t index, int signal);
   void close();
 
 private:

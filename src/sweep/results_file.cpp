@@ -1,6 +1,5 @@
 #include "results_file.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -15,6 +14,8 @@
 #include <twocs/error.hpp>
 #include <twocs/fileio/output_file.hpp>
 #include <twocs/report/results_csv.hpp>
+
+#include "earlier_results.hpp"
 
 namespace twocs::sweep::detail {
 namespace {
@@ -40,39 +41,17 @@ std::string table_text(const std::vector<std::string>& header,
   return text;
 }
 
-[[noreturn]] void foreign_csv(const std::filesystem::path& path, const std::string& why) {
-  InputError error(fmt::format("'{}' holds results of another study: {}", path.string(), why), {},
-                   "remove it to start afresh, or write elsewhere with --output");
-  error.set_location({path.string()});
-  throw error;
-}
-
 } // namespace
 
-std::set<std::size_t> prepare_results(const std::filesystem::path& path, const std::vector<std::string>& header,
-                                      const config::Study& study) {
-  std::string text = std::filesystem::exists(path) ? read_all(path) : std::string();
-  const bool torn = !text.empty() && text.back() != '\n';
-  if (torn) text.erase(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1); // kill -9 mid-write
-  std::size_t skipped = 0;
-  const report::ResultsTable table = report::parse_results_csv(text, &skipped);
-  if (!table.columns.empty() && table.columns != header)
-    foreign_csv(path, "its columns differ (or a twocs version with other columns wrote it)");
-  std::map<std::size_t, std::vector<std::string>> rows;
-  const std::size_t axes = study.axis_keys().size();
-  for (const auto& row : table.rows) {
-    const auto index = index_of(row.front());
-    if (!index || *index >= study.scenario_count()) foreign_csv(path, fmt::format("scenario '{}'", row.front()));
-    const std::vector<std::string> values = study.scenario_values(*index);
-    if (!std::equal(values.begin(), values.end(), row.begin() + 1, row.begin() + 1 + static_cast<long>(axes)))
-      foreign_csv(path, fmt::format("scenario {} has other axis values", *index));
-    if (!rows.contains(*index)) rows.emplace(*index, row); // a duplicate (never written by twocs): keep the first
-  }
-  const std::string clean = table_text(header, rows);
-  if (clean != text || torn || skipped > 0 || table.columns.empty()) fileio::write_file_atomically(path, clean);
-  std::set<std::size_t> done;
-  for (const auto& entry : rows) done.insert(entry.first);
-  return done;
+PreparedResults prepare_results(const std::filesystem::path& path, const std::vector<std::string>& header,
+                                const config::Study& study) {
+  const std::string text = std::filesystem::exists(path) ? read_all(path) : std::string();
+  EarlierResults earlier = read_earlier_results(path, text, header, study);
+  const std::string clean = table_text(header, earlier.rows);
+  if (clean != text) fileio::write_file_atomically(path, clean);
+  PreparedResults prepared{{}, std::move(earlier.notes)};
+  for (const auto& entry : earlier.rows) prepared.done.insert(entry.first);
+  return prepared;
 }
 
 ResultsAppender::ResultsAppender(const std::filesystem::path& path) : path_(path) {
@@ -86,12 +65,21 @@ ResultsAppender::~ResultsAppender() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void ResultsAppender::append(const std::vector<std::string>& row) {
+std::error_code ResultsAppender::append(const std::vector<std::string>& row) {
   const std::string record = report::csv_record(row);
-  const ssize_t written = ::write(fd_, record.data(), record.size());
-  if (written != static_cast<ssize_t>(record.size()))
-    throw InputError(fmt::format("cannot append to '{}': {}", path_.string(), std::strerror(errno)), {},
-                     "check the free space of the disk");
+  const off_t before = ::lseek(fd_, 0, SEEK_END);
+  std::size_t written = 0;
+  while (written < record.size()) {
+    const ssize_t n = ::write(fd_, record.data() + written, record.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : ENOSPC;                        // a write of nothing: no room
+      if (written > 0 && before >= 0) (void)!::ftruncate(fd_, before); // else the resume drops the torn line
+      return {error, std::generic_category()};
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  return {};
 }
 
 void sort_results(const std::filesystem::path& path) {
@@ -99,7 +87,18 @@ void sort_results(const std::filesystem::path& path) {
   std::map<std::size_t, std::vector<std::string>> rows;
   for (const auto& row : table.rows)
     if (const auto index = index_of(row.front())) rows.emplace(*index, row);
-  fileio::write_file_atomically(path, table_text(table.columns, rows));
+  try {
+    fileio::write_file_atomically(path, table_text(table.columns, rows));
+  } catch (const InputError& e) {
+    InputError error(fmt::format("every scenario's row is in '{}', but it could not be rewritten sorted by "
+                                 "scenario ({})",
+                                 path.string(), e.problem()),
+                     {},
+                     "make its folder writable (or free space on its disk) and rerun the same command: nothing runs "
+                     "again, the rows are sorted");
+    error.set_location({path.string()});
+    throw error;
+  }
 }
 
 } // namespace twocs::sweep::detail

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <twocs/error.hpp>
+
 #include "child_process.hpp"
 #include "columns.hpp"
 
@@ -27,6 +29,20 @@ std::vector<std::string> child_argv(const config::Study& study, const SweepOptio
   argv.insert(argv.end(), {"--json", (options.work_dir / fmt::format("{}.json", index)).string(), "--quiet"});
   for (const std::string& o : sources.overrides) argv.insert(argv.end(), {"--set", o});
   return argv;
+}
+
+/// A scenario whose process could not write its scratch files (a full or read-only temporary
+/// folder, or the folder removed) failed for the sweep's disk, not for itself: the sweep stops.
+void check_scratch(const SweepOptions& options, std::size_t index, const ChildExit& exit, const std::string& reason) {
+  if (exit.signal != 0 || exit.exit_code == 0) return;
+  const std::string folder = options.work_dir.string();
+  if (exit.exit_code != scratch_unavailable_exit && reason.find(folder) == std::string::npos) return;
+  InputError error(fmt::format("scenario {}'s process could not write its scratch files in '{}': {}", index, folder,
+                               reason.empty() ? "it could not create them" : reason),
+                   {},
+                   "free space in the temporary folder (or point TMPDIR at a writable one), then rerun the same "
+                   "command to resume");
+  throw error;
 }
 
 } // namespace
@@ -74,6 +90,7 @@ FinishedScenario ScenarioPool::finish(const Running& run, ChildExit exit) const 
   const auto json = options_.work_dir / fmt::format("{}.json", run.index);
   const auto err = options_.work_dir / fmt::format("{}.err", run.index);
   o.reason = reason_for(exit, read_text(err), options_.timeout_s);
+  check_scratch(options_, run.index, exit, o.reason);
   if (o.status == Status::ok) {
     o.summary = nlohmann::json::parse(read_text(json), nullptr, false);
     if (o.summary->is_discarded()) {
@@ -85,7 +102,8 @@ FinishedScenario ScenarioPool::finish(const Running& run, ChildExit exit) const 
   o.wall_time_s = std::chrono::duration<double>(Clock::now() - run.start).count();
   std::filesystem::remove(json);
   std::filesystem::remove(err);
-  return {o.index, std::string(to_string(o.status)), o.reason, o.wall_time_s, csv_row(study_, o)};
+  const int stopped_by = !exit.timed_out && is_stop_signal(exit.signal) ? exit.signal : 0;
+  return {o.index, std::string(to_string(o.status)), o.reason, o.wall_time_s, csv_row(study_, o), stopped_by};
 }
 
 } // namespace twocs::sweep::detail

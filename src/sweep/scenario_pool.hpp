@@ -25,6 +25,7 @@ struct FinishedScenario {
   std::string reason;
   double wall_time_s = 0;
   std::vector<std::string> row;
+  int stopped_by = 0; // the process was stopped from outside by this signal (is_stop_signal): no row
 };
 
 class ScenarioPool {

@@ -29,6 +29,13 @@ Status classify(const ChildExit& exit) {
   }
 }
 
+bool is_stop_signal(int signal) { return signal == SIGINT || signal == SIGTERM || signal == SIGHUP; }
+
+std::string signal_name(int signal) {
+  const char* name = sigabbrev_np(signal);
+  return name ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal);
+}
+
 std::string reason_for(const ChildExit& exit, std::string_view stderr_text, double time_limit_s) {
   if (exit.timed_out) return fmt::format("killed after the time limit of {} s (--timeout)", time_limit_s);
   std::string_view first;

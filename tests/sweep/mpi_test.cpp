@@ -79,7 +79,63 @@ void interrupt_and_resume(int signal, const std::string& more_axes, std::size_t 
   for (const auto& row : before.rows) CHECK(rows.at(row.front()) == row); // not rerun: same wall times
 }
 
+/// Whether `text` (NUL-separated, as /proc/PID/cmdline and environ) holds `entry`.
+bool holds(const std::string& text, const std::string& entry) {
+  return ('\0' + text).find('\0' + entry + '\0') != std::string::npos;
+}
+
+/// The `twocs sweep` process of rank `rank` in the job of `launcher` (mpirun), found by its
+/// environment; 0 when none is found within 30 s.
+pid_t rank_process(pid_t launcher, int rank) {
+  const auto descends = [launcher](pid_t pid) {
+    for (int depth = 0; depth < 4 && pid > 1; ++depth) {
+      const std::string stat = file_text(fs::path("/proc") / std::to_string(pid) / "stat");
+      const std::size_t close = stat.rfind(')');
+      if (close == std::string::npos) return false;
+      pid = static_cast<pid_t>(std::atol(stat.c_str() + close + 4));
+      if (pid == launcher) return true;
+    }
+    return false;
+  };
+  for (int i = 0; i < 3000; ++i) {
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      const pid_t pid = static_cast<pid_t>(std::atol(entry.path().filename().c_str()));
+      if (pid <= 0 || !holds(file_text(entry.path() / "cmdline"), "sweep")) continue;
+      if (holds(file_text(entry.path() / "environ"), "OMPI_COMM_WORLD_RANK=" + std::to_string(rank)) && descends(pid))
+        return pid;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
+}
+
 } // namespace
+
+TEST_CASE("an mpirun sweep whose rank 1 is killed with SIGKILL ends, and a rerun completes it") {
+  const StudyFolder folder("mpi-rank-killed");
+  const pid_t reference_sweep = start_uninterrupted(folder); // the serial sweep: the MPI job's rows, wall times aside
+  const fs::path log = folder.root / "first.log";
+  const pid_t job = start_mpi_sweep(folder, 2, "out.csv", log);
+  wait_for_rows(folder.csv(), 2);
+  const pid_t rank1 = rank_process(job, 1);
+  REQUIRE_MESSAGE(rank1 != 0, file_text(log));
+  ::kill(rank1, SIGKILL);
+  const int code = wait_exit_within(job);
+  CHECK_MESSAGE(code != -2, "mpirun still runs a minute after its rank died: " << file_text(log));
+  CHECK_MESSAGE(code != 0, file_text(log));
+  std::size_t skipped = 0;
+  const auto before = twocs::report::parse_results_csv(file_text(folder.csv()), &skipped);
+  CHECK(skipped == 0);
+  (void)rows_by_scenario(before); // each at most once
+
+  const fs::path rerun = folder.root / "rerun.log";
+  REQUIRE_MESSAGE(wait_exit(start_mpi_sweep(folder, 2, "out.csv", rerun)) == 0, file_text(rerun));
+  const auto after = read_results(folder.csv());
+  const auto rows = rows_by_scenario(after);
+  for (const auto& row : before.rows) CHECK(rows.at(row.front()) == row); // not rerun
+  CHECK(without_wall_times(after).rows == uninterrupted_rows(folder, reference_sweep).rows);
+  MESSAGE("what the user saw: " << file_text(log));
+}
 
 TEST_CASE("mpirun with 1, 2 and 3 ranks writes the serial sweep's rows, wall times aside") {
   const StudyFolder folder("mpi-equal");
@@ -122,13 +178,14 @@ TEST_CASE("under mpirun a bad study is reported once, by rank 0, and every rank 
 
 TEST_CASE("a finished scenario crosses between ranks unchanged, any bytes included") {
   using twocs::sweep::detail::FinishedScenario;
-  const FinishedScenario s{7, "error", "bad: a,b \"c\"\n12:3", 0.1 + 0.2, {"7", "", "1:2", std::string("x\0y", 3)}};
+  const FinishedScenario s{7, "error", "bad: a,b \"c\"\n12:3", 0.1 + 0.2, {"7", "", "1:2", std::string("x\0y", 3)}, 15};
   const FinishedScenario back = twocs::sweep::detail::decode(twocs::sweep::detail::encode(s));
   CHECK(back.index == 7);
   CHECK(back.status == s.status);
   CHECK(back.reason == s.reason);
   CHECK(back.wall_time_s == s.wall_time_s); // exactly: the shortest text that reads back
   CHECK(back.row == s.row);
+  CHECK(back.stopped_by == 15);
   CHECK_THROWS(twocs::sweep::detail::decode("3:abc9:x"));
 }
 

@@ -9,16 +9,6 @@
 
 using namespace twocs::test;
 
-namespace {
-
-pid_t start_sweep(const StudyFolder& folder, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{TWOCS_PROGRAM, "sweep", folder.study(), "--jobs", "1", "--output", folder.csv()};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return start_program(args);
-}
-
-} // namespace
-
 TEST_CASE("a sweep killed with SIGKILL and rerun holds every scenario exactly once") {
   const StudyFolder folder;
   const pid_t first = start_sweep(folder);
@@ -63,7 +53,7 @@ TEST_CASE("a results CSV of another study is refused with exit code 2") {
 
 TEST_CASE("a scenario past the time limit is killed and recorded as a timeout") {
   const StudyFolder folder;
-  REQUIRE(wait_exit(start_sweep(folder, {"--timeout", "0.000001"})) == 0);
+  REQUIRE(wait_exit(start_sweep(folder, "/dev/null", {}, "out.csv", {"--timeout", "0.000001"})) == 0);
   const auto table = read_results(folder.csv());
   REQUIRE(table.rows.size() == tiny_scenarios);
   CHECK(table.rows.front()[table.column("status")] == "timeout");

@@ -1,5 +1,6 @@
 // Scratch folders of sweeps killed with SIGKILL are removed by the next sweep; those of running
-// sweeps are kept (src/sweep/stale_work_dirs.cpp).
+// sweeps are kept (src/sweep/stale_work_dirs.cpp). Every other way a sweep ends removes its own
+// (signals_test.cpp, disk_full_test.cpp check it).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -8,6 +9,8 @@
 #include <unistd.h>
 
 #include <twocs/sweep/sweep.hpp>
+
+#include "sweep/sweep_fixture.hpp"
 
 using namespace twocs;
 
@@ -48,4 +51,21 @@ TEST_CASE("a new sweep removes the scratch folders of dead sweeps and keeps live
   CHECK(sweep::remove_stale_work_dirs(parent) == 0); // nothing left to remove
   CHECK(sweep::remove_stale_work_dirs(parent / "missing") == 0);
   std::filesystem::remove_all(parent);
+}
+
+TEST_CASE("the scratch folder of a sweep killed with SIGKILL is removed when the next sweep starts") {
+  const twocs::test::StudyFolder folder("stale-sweep");
+  const auto tmp = folder.root / "tmp";
+  std::filesystem::create_directories(tmp);
+  const pid_t first = twocs::test::start_sweep(folder, "/dev/null", {tmp});
+  twocs::test::wait_for_rows(folder.csv(), 2);
+  ::kill(first, SIGKILL);
+  twocs::test::wait_exit(first);
+  CHECK(std::filesystem::exists(sweep::work_dir_of(tmp, first)));
+  const pid_t second = twocs::test::start_sweep(folder, "/dev/null", {tmp});
+  // Removed as the second sweep starts, before its first scenario: the first row it adds shows it.
+  twocs::test::wait_for_rows(folder.csv(), twocs::test::read_results(folder.csv()).rows.size() + 1);
+  CHECK_FALSE(std::filesystem::exists(sweep::work_dir_of(tmp, first)));
+  REQUIRE(twocs::test::wait_exit(second) == 0);
+  CHECK(twocs::test::scratch_folders(tmp).empty());
 }

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -49,8 +51,15 @@ struct StudyFolder {
 
 constexpr std::size_t tiny_scenarios = 12;
 
+/// How start_program starts the program, beyond its arguments.
+struct Launch {
+  fs::path tmpdir;            // non-empty: TMPDIR (where a sweep keeps its scratch folder)
+  rlim_t file_size_limit = 0; // non-zero: RLIMIT_FSIZE in bytes, SIGXFSZ ignored (a write past it: EFBIG)
+  uid_t user = 0;             // non-zero: run as this user (a test run as root, to whom chmod denies nothing)
+};
+
 /// Starts `args` (args[0] the program) with stdout and stderr sent to `log` (or discarded).
-inline pid_t start_program(std::vector<std::string> args, const fs::path& log = "/dev/null") {
+inline pid_t start_program(std::vector<std::string> args, const fs::path& log = "/dev/null", const Launch& how = {}) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -59,10 +68,25 @@ inline pid_t start_program(std::vector<std::string> args, const fs::path& log = 
     const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, STDOUT_FILENO);
     dup2(out, STDERR_FILENO);
+    if (!how.tmpdir.empty()) setenv("TMPDIR", how.tmpdir.c_str(), 1);
+    if (how.file_size_limit != 0) {
+      signal(SIGXFSZ, SIG_IGN); // kept across exec: the write fails instead of killing the process
+      const rlimit limit{how.file_size_limit, how.file_size_limit};
+      if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(125);
+    }
+    if (how.user != 0 && (setgid(how.user) != 0 || setuid(how.user) != 0)) _exit(125);
     execv(argv[0], argv.data());
     _exit(127);
   }
   return pid;
+}
+
+/// `twocs sweep` of the folder's study into `csv` (default out.csv), one scenario at a time.
+inline pid_t start_sweep(const StudyFolder& folder, const fs::path& log = "/dev/null", const Launch& how = {},
+                         const std::string& csv = "out.csv", std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{TWOCS_PROGRAM, "sweep", folder.study(), "--jobs", "1", "--output", folder.csv(csv)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return start_program(args, log, how);
 }
 
 /// The exit code, or -1 when killed by a signal.
@@ -99,6 +123,21 @@ inline std::map<std::string, std::vector<std::string>> rows_by_scenario(const re
   return rows;
 }
 
+/// Waits (bounded, 60 s) until `pid` has exited; its exit code, -1 when killed by a signal, or
+/// -2 when it is still running at the deadline (then killed).
+inline int wait_exit_within(pid_t pid, int seconds = 60) {
+  for (int i = 0; i < seconds * 100; ++i) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -2;
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 /// The CSV with its two measured columns (the child's and the scenario's wall time) blanked:
 /// what must be identical between two sweeps of the same study.
 inline report::ResultsTable without_wall_times(report::ResultsTable table) {
@@ -108,6 +147,32 @@ inline report::ResultsTable without_wall_times(report::ResultsTable table) {
     for (auto& row : table.rows) row[c].clear();
   }
   return table;
+}
+
+/// Starts an uninterrupted sweep of the folder's study into reference.csv (it may run beside the
+/// test's own sweeps: another CSV, another scratch folder).
+inline pid_t start_uninterrupted(const StudyFolder& folder) {
+  return start_program(
+      {TWOCS_PROGRAM, "sweep", folder.study(), "--jobs", "2", "--output", folder.csv("reference.csv")});
+}
+
+/// The rows of the uninterrupted sweep `pid` (start_uninterrupted), wall times aside.
+inline report::ResultsTable uninterrupted_rows(const StudyFolder& folder, pid_t pid) {
+  REQUIRE(wait_exit(pid) == 0);
+  return without_wall_times(read_results(folder.csv("reference.csv")));
+}
+
+inline report::ResultsTable uninterrupted_rows(const StudyFolder& folder) {
+  return uninterrupted_rows(folder, start_uninterrupted(folder));
+}
+
+/// The sweep's scratch folders (twocs-sweep-PID) in `tmpdir`.
+inline std::vector<fs::path> scratch_folders(const fs::path& tmpdir) {
+  std::vector<fs::path> found;
+  std::error_code ignored;
+  for (const auto& entry : fs::directory_iterator(tmpdir, ignored))
+    if (entry.path().filename().string().starts_with("twocs-sweep-")) found.push_back(entry.path());
+  return found;
 }
 
 } // namespace twocs::test

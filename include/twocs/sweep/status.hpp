@@ -23,6 +23,14 @@ struct ChildExit {
 /// (1, a crash) -> error. The exit codes are the contract's (docs/outputs.md).
 [[nodiscard]] Status classify(const ChildExit& exit);
 
+/// SIGINT, SIGTERM or SIGHUP: a signal that a person or the system sends to stop a process,
+/// never a scenario's own failure. A scenario's process killed by one from outside the sweep
+/// gets no row; a rerun runs it (the sweep's own Ctrl-C stops the sweep as well).
+[[nodiscard]] bool is_stop_signal(int signal);
+
+/// "SIGTERM", or "signal N" for a number without a name.
+[[nodiscard]] std::string signal_name(int signal);
+
 /// The `reason` column: the first non-empty line of the child's stderr, or what killed it.
 [[nodiscard]] std::string reason_for(const ChildExit& exit, std::string_view stderr_text, double time_limit_s);
 

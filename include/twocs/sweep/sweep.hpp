@@ -29,16 +29,28 @@ struct SweepOptions {
   std::function<int(const std::vector<std::string>& argv)> run_in_child;
 };
 
+/// A scenario whose process was stopped from outside the sweep by `signal` (SIGINT, SIGTERM or
+/// SIGHUP sent to it alone): it has no row, and a rerun runs it.
+struct LeftOut {
+  std::size_t scenario = 0;
+  int signal = 0;
+};
+
 struct SweepTotals {
   std::size_t scenarios = 0;
   std::size_t already_done = 0; // found in the CSV, not rerun
   std::size_t ran = 0;
-  std::size_t failed = 0; // any status but ok
-  bool interrupted = false;
+  std::size_t failed = 0;   // any status but ok
+  bool interrupted = false; // stopped early, or scenarios left out: the CSV is resumable, not complete
+  int stop_signal = 0;      // the signal that stopped the sweep (SIGINT, SIGTERM, SIGHUP); 0: none
+  std::vector<LeftOut> left_out;
+  std::vector<std::string> notes; // "CSV:LINE: note: ..." on the earlier run's CSV (a torn last line dropped)
 };
 
 /// Runs the study's unfinished scenarios; `progress` receives the bar or lines. Stops early,
-/// leaving the CSV resumable, on SIGINT or SIGTERM. Throws InputError for an unusable output.
+/// leaving the CSV resumable, on SIGINT, SIGTERM or SIGHUP. Throws InputError for an unusable
+/// output: a CSV that another sweep is writing (CSV.lock), a line twocs never wrote, a disk
+/// that fills; the CSV then keeps every finished row and no part of another.
 /// In an MPI job (`job` of more than one rank) every rank calls it: rank 0 reads and writes
 /// the CSV and hands out scenarios, all ranks run them, each with `options.jobs` at once; the
 /// totals of other ranks count only their own scenarios. Throws PeerFailed on ranks other

@@ -1,0 +1,101 @@
+// A disk that fills in the middle of a sweep. Without root, the file size limit (RLIMIT_FSIZE,
+// SIGXFSZ ignored: a write past it fails with EFBIG) stands in for a full disk (ENOSPC), which
+// /dev/full gives directly. The row being added leaves no trace, the sweep stops with a message
+// that says what to do, and a rerun with room completes the CSV as an uninterrupted sweep
+// writes it. The same when the scenarios' scratch folder is the one that cannot be written.
+#include <doctest/doctest.h>
+
+#include <system_error>
+
+#include "sweep/results_file.hpp"
+#include "sweep/sweep_fixture.hpp"
+
+using namespace twocs::test;
+using twocs::sweep::detail::ResultsAppender;
+
+namespace {
+
+/// The length of the first `lines` lines of `text`.
+std::size_t length_of_lines(const std::string& text, std::size_t lines) {
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < lines; ++i) at = text.find('\n', at) + 1;
+  return at;
+}
+
+} // namespace
+
+TEST_CASE("a row that the disk has no room for is reported as ENOSPC") {
+  ResultsAppender full("/dev/full");
+  CHECK(full.append({"0", "ok"}) == std::errc::no_space_on_device);
+}
+
+TEST_CASE("a row cut short by a full disk is removed whole from the CSV") {
+  const StudyFolder folder("fsize-unit");
+  const fs::path csv = folder.csv();
+  std::ofstream(csv) << "scenario,status\n0,ok\n";
+  const pid_t child = fork();
+  if (child == 0) { // the limit is the process's: set it in a child, not in the test runner
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{24, 24};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(2);
+    ResultsAppender appender(csv);
+    const std::error_code error = appender.append({"1", "a status longer than the room left"});
+    _exit(error == std::errc::file_too_large ? 0 : 1);
+  }
+  CHECK(wait_exit(child) == 0);
+  CHECK(file_text(csv) == "scenario,status\n0,ok\n");
+}
+
+TEST_CASE("a sweep whose CSV fills the disk stops with whole rows, and a rerun completes it") {
+  const StudyFolder folder("disk-full");
+  const auto reference = uninterrupted_rows(folder);
+  const std::string full = file_text(folder.csv("reference.csv"));
+  // Room for the header and six rows and a half: the seventh or so does not fit. Each scenario's
+  // JSON summary (about 2 kB) still fits, so the CSV is the first file to fail.
+  const auto room = static_cast<rlim_t>(length_of_lines(full, 7) + 150);
+  const fs::path tmp = folder.root / "tmp";
+  fs::create_directories(tmp);
+  const fs::path log = folder.root / "first.log";
+  const int code = wait_exit_within(start_sweep(folder, log, {tmp, room}));
+  const std::string message = file_text(log);
+  CHECK_MESSAGE(code == 2, message);
+  CHECK_MESSAGE(contains(message, "out.csv: error: cannot add scenario "), message);
+  CHECK_MESSAGE(contains(message, "File too large; the sweep stopped, "), message);
+  CHECK_MESSAGE(contains(message, "fix: free space on its disk"), message);
+  const std::string cut = file_text(folder.csv());
+  CHECK(cut.back() == '\n'); // no part of the row that did not fit
+  std::size_t skipped = 0;
+  const auto before = twocs::report::parse_results_csv(cut, &skipped);
+  CHECK(skipped == 0);
+  CHECK(before.rows.size() >= 4);
+  CHECK(before.rows.size() < tiny_scenarios);
+  CHECK(scratch_folders(tmp).empty());
+  CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
+
+  REQUIRE(wait_exit(start_sweep(folder)) == 0);
+  const auto after = read_results(folder.csv());
+  const auto rows = rows_by_scenario(after);
+  for (const auto& row : before.rows) CHECK(rows.at(row.front()) == row); // not rerun
+  CHECK(without_wall_times(after).rows == reference.rows);
+}
+
+TEST_CASE("a sweep whose scratch folder's disk is full stops before it records a wrong row") {
+  const StudyFolder folder("scratch-full");
+  const auto reference = uninterrupted_rows(folder);
+  const std::string full = file_text(folder.csv("reference.csv"));
+  std::ofstream(folder.csv()) << full.substr(0, length_of_lines(full, 4)); // three rows done
+  const fs::path tmp = folder.root / "tmp";
+  fs::create_directories(tmp);
+  const fs::path log = folder.root / "first.log";
+  // Too little room for a scenario's JSON summary; enough for its error message.
+  const int code = wait_exit_within(start_sweep(folder, log, {tmp, 1000}));
+  const std::string message = file_text(log);
+  CHECK_MESSAGE(code == 2, message);
+  CHECK_MESSAGE(contains(message, "error: scenario 3's process could not write its scratch files in '"), message);
+  CHECK_MESSAGE(contains(message, "fix: free space in the temporary folder"), message);
+  CHECK(file_text(folder.csv()) == full.substr(0, length_of_lines(full, 4)));
+  CHECK(scratch_folders(tmp).empty());
+
+  REQUIRE(wait_exit(start_sweep(folder)) == 0);
+  CHECK(without_wall_times(read_results(folder.csv())).rows == reference.rows);
+}
