@@ -75,6 +75,8 @@ inline pid_t start_program(std::vector<std::string> args, const fs::path& log = 
       if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(125);
     }
     if (how.user != 0 && (setgid(how.user) != 0 || setuid(how.user) != 0)) _exit(125);
+    // That user may not reach the program (a build under a home folder only root enters).
+    if (how.user != 0 && access(argv[0], X_OK) != 0) _exit(126);
     execv(argv[0], argv.data());
     _exit(127);
   }
