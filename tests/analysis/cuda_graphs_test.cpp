@@ -30,10 +30,6 @@ using lowering::TaskId;
 
 namespace {
 
-lowering::Kernel kernel_of(double seconds) {
-  return {units::Seconds(seconds), units::Flops(0), units::Bytes(0), false};
-}
-
 /// One device launching `layers` layers of `captured` kernels (a graph when `graphs`) then
 /// `eager` kernels, each of `d` seconds, at `h` per launch.
 engine::Timeline layers_of(TaskGraph& graph, double h, double d, int layers, int captured, int eager, bool graphs) {

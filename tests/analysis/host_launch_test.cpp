@@ -24,10 +24,6 @@ using lowering::TaskId;
 
 namespace {
 
-lowering::Kernel kernel_of(double seconds) {
-  return {units::Seconds(seconds), units::Flops(0), units::Bytes(0), false};
-}
-
 std::size_t count_host(const TaskGraph& graph) {
   std::size_t n = 0;
   for (TaskId id = 0; id < graph.size(); ++id) n += graph.task(id).is_host() ? 1 : 0;

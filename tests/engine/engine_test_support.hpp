@@ -53,6 +53,11 @@ inline lowering::TaskId add_compute(lowering::TaskGraph& graph, lowering::Device
   return graph.add_kernel(device, {model::Pass::forward, -1, -1, graph.intern_label(label)}, kernel);
 }
 
+/// A kernel of `seconds` that does no FLOPs and moves no bytes.
+inline lowering::Kernel kernel_of(double seconds) {
+  return {units::Seconds(seconds), units::Flops(0), units::Bytes(0), false};
+}
+
 inline lowering::TaskId add_transfer(lowering::TaskGraph& graph, lowering::DeviceId from, lowering::DeviceId to,
                                      units::Bytes bytes, std::string_view label = "transfer") {
   lowering::Transfer transfer;

@@ -72,11 +72,7 @@ TEST_CASE("a sweep whose CSV fills the disk stops with whole rows, and a rerun c
   CHECK(scratch_folders(tmp).empty());
   CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
 
-  REQUIRE(wait_exit(start_sweep(folder)) == 0);
-  const auto after = read_results(folder.csv());
-  const auto rows = rows_by_scenario(after);
-  for (const auto& row : before.rows) CHECK(rows.at(row.front()) == row); // not rerun
-  CHECK(without_wall_times(after).rows == reference.rows);
+  check_resume_completes(folder, before, reference);
 }
 
 TEST_CASE("a sweep whose scratch folder's disk is full stops before it records a wrong row") {

@@ -62,11 +62,7 @@ void stop_sweep_with(int signal) {
   CHECK(scratch_folders(tmp).empty());
   CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
 
-  REQUIRE(wait_exit(start_sweep(folder)) == 0);
-  const auto after = read_results(folder.csv());
-  const auto rows = rows_by_scenario(after);
-  for (const auto& row : before.rows) CHECK(rows.at(row.front()) == row); // not rerun
-  CHECK(without_wall_times(after).rows == uninterrupted_rows(folder, reference_sweep).rows);
+  check_resume_completes(folder, before, uninterrupted_rows(folder, reference_sweep));
 }
 
 /// Signals one scenario's process: the sweep goes on without its row, then says so.

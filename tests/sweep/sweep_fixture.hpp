@@ -168,6 +168,17 @@ inline report::ResultsTable uninterrupted_rows(const StudyFolder& folder) {
   return uninterrupted_rows(folder, start_uninterrupted(folder));
 }
 
+/// Resumes the sweep of `folder`: it completes, keeps every row of `before` as it was (none is
+/// run again) and ends with `reference`'s rows, wall times aside.
+inline void check_resume_completes(const StudyFolder& folder, const report::ResultsTable& before,
+                                   const report::ResultsTable& reference) {
+  REQUIRE(wait_exit(start_sweep(folder)) == 0);
+  const auto after = read_results(folder.csv());
+  const auto rows = rows_by_scenario(after);
+  for (const auto& row : before.rows) CHECK(rows.at(row.front()) == row); // not rerun
+  CHECK(without_wall_times(after).rows == reference.rows);
+}
+
 /// The sweep's scratch folders (twocs-sweep-PID) in `tmpdir`.
 inline std::vector<fs::path> scratch_folders(const fs::path& tmpdir) {
   std::vector<fs::path> found;
