@@ -81,9 +81,15 @@ constexpr std::array context_comm_values = {model::ContextComm::ring, model::Con
 constexpr std::array<std::string_view, 2> expert_dispatcher_names = {"all_to_all", "deepep"};
 constexpr std::array expert_dispatcher_values = {model::ExpertDispatcher::all_to_all, model::ExpertDispatcher::deepep};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
-constexpr std::array<std::string_view, 7> overlap_keys = {"dp_grad_reduce", "bucket_size",  "tp_async_backward",
+constexpr std::array<std::string_view, 9> overlap_keys = {"dp_grad_reduce", "bucket_size",  "tp_async_backward",
                                                           "shared_experts", "expert_wgrad", "expert_comm",
-                                                          "param_gather"};
+                                                          "param_gather",   "tp_comm",      "tp_comm_reduce_scatter"};
+constexpr std::array<std::string_view, 3> tp_comm_names = {"none", "transformer_engine", "async_tp"};
+constexpr std::array tp_comm_values = {model::TpCommOverlap::none, model::TpCommOverlap::transformer_engine,
+                                       model::TpCommOverlap::async_tp};
+constexpr std::array<std::string_view, 2> tp_reduce_scatter_names = {"pipeline", "ring_exchange"};
+constexpr std::array tp_reduce_scatter_values = {model::TpReduceScatter::pipeline,
+                                                 model::TpReduceScatter::ring_exchange};
 
 constexpr std::array<std::string_view, 2> ffn_names = {"gelu", "swiglu"};
 constexpr std::array ffn_values = {model::FfnKind::gelu, model::FfnKind::swiglu};
@@ -242,6 +248,9 @@ model::OverlapPlan read_overlap(const Field& field) {
   if (const auto f = o.optional("expert_wgrad")) plan.expert_wgrad = read_bool(*f);
   if (const auto f = o.optional("expert_comm")) plan.expert_comm = read_bool(*f);
   if (const auto f = o.optional("param_gather")) plan.param_gather = read_bool(*f);
+  if (const auto f = o.optional("tp_comm")) plan.tp_comm = read_enum(*f, tp_comm_names, tp_comm_values);
+  if (const auto f = o.optional("tp_comm_reduce_scatter"))
+    plan.tp_comm_reduce_scatter = read_enum(*f, tp_reduce_scatter_names, tp_reduce_scatter_values);
   return plan;
 }
 

@@ -48,6 +48,7 @@ units::Seconds KernelCostModel::formula_duration(const model::ComputeOp& op) con
 }
 
 double KernelCostModel::clock_share(const model::ComputeOp& op) const {
+  if (op.gemm && op.gemm_chunks > 1) return clock_share(model::whole_gemm(op));
   // A measured kernel keeps its formula's split: compute-bound kernels stretch with the clock.
   const Terms t = formula_terms(op);
   const double total = (units::max(t.compute, t.memory) + t.overhead).value();
@@ -55,6 +56,15 @@ double KernelCostModel::clock_share(const model::ComputeOp& op) const {
 }
 
 units::Seconds KernelCostModel::duration(const model::ComputeOp& op) const {
+  if (op.gemm && op.gemm_chunks > 1) {
+    // A chunk issued beside the others over several streams: their tiles fill one another's last
+    // wave ("computation/computation overlapping, greatly reducing quantization inefficiency",
+    // torch/distributed/_symmetric_memory; Transformer Engine's _stream_compute), so a chunk costs
+    // its share of the whole GEMM's time and a launch of its own.
+    const units::Seconds overhead = device_.roofline.kernel_overhead;
+    const units::Seconds whole = duration(model::whole_gemm(op));
+    return (whole - overhead) * (1.0 / static_cast<double>(op.gemm_chunks)) + overhead;
+  }
   const units::Seconds formula = formula_duration(op);
   if (table_.empty()) return formula;
   return table_.lookup(op, formula).value_or(formula);

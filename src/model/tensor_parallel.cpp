@@ -20,18 +20,34 @@ std::optional<CollectiveOp> leave_region_forward(const LayerShape& shape, const 
 void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d,
                                   const std::string& name, std::int64_t in, std::int64_t out, std::int64_t bias,
                                   std::int64_t grad_params_override) {
-  const int overlap = shape.tp_async_backward ? 1 : 0;
+  // Transformer Engine's bulk overlaps are always on (tp_comm_overlap.cpp).
+  const int overlap = shape.tp_async_backward || shape.tp_comm == TpCommOverlap::transformer_engine ? 1 : 0;
   if (shape.fp8_linear) // the output gradient, cast to FP8 for both gradient GEMMs
     steps.push_back(
         fp8_cast(name + ".grad.fp8_cast", Pass::backward, static_cast<double>(d.tokens) * static_cast<double>(out)));
-  if (shape.sequence_parallel)
+  const RowGemm dgrad = [&](std::int64_t rows) {
+    return linear_input_grad(name + ".dgrad", shape.linear_dtype(), rows, in, out);
+  };
+  if (shape.tp_comm == TpCommOverlap::async_tp) {
+    // The input's all-gather for wgrad under dgrad's t chunks and the partials' reduction; dgrad's
+    // reduce-scatter chunked into it (tp_comm_overlap.cpp).
     steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
-                               d.activation, overlap));
-  steps.push_back(linear_input_grad(name + ".dgrad", shape.linear_dtype(), d.tokens, in, out));
-  if (shape.sequence_parallel)
+                               d.activation, static_cast<int>(shape.tensor) + 1));
+    add_scattered_gemm(steps, shape, d, name, Pass::backward, dgrad);
+  } else if (shape.sequence_parallel) {
+    // Transformer Engine gathers the input in FP8 when the GEMMs read FP8 (fp8_buf, initialize_ub).
+    const bool fp8_gather = shape.tp_comm == TpCommOverlap::transformer_engine && shape.fp8_linear;
+    const units::Bytes gathered =
+        fp8_gather ? d.activation * (element_size(Dtype::fp8) / element_size(shape.dtype)) : d.activation;
+    steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
+                               gathered, overlap));
+    steps.push_back(dgrad(d.tokens));
     steps.push_back(collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::backward,
                                d.activation, overlap));
-  else if (shape.tensor > 1)
+  } else {
+    steps.push_back(dgrad(d.tokens));
+  }
+  if (!shape.sequence_parallel && shape.tensor > 1)
     steps.push_back(collective(name + ".all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::backward,
                                d.activation, overlap));
   ComputeOp wgrad = linear_weight_grad(name + ".wgrad", shape.linear_dtype(), d.tokens, in, out, bias);

@@ -3,6 +3,7 @@
 // parallelism), shared by the transformer layer, the embedding and the output head.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,21 @@ namespace twocs::model::detail {
 /// reduce-scatter under sequence parallelism; nothing with one rank.
 [[nodiscard]] std::optional<CollectiveOp> leave_region_forward(const LayerShape& shape, const LayerDims& d,
                                                                const std::string& name);
+
+/// A linear layer's GEMM over `tokens` rows: its forward or its input gradient.
+using RowGemm = std::function<ComputeOp(std::int64_t tokens)>;
+
+/// The GEMM of a column-parallel layer forward (QKV, fc1) or of a row-parallel layer's input
+/// gradient (attention output, fc2), after the all-gather of its sequence-sharded input under
+/// sequence parallelism, as training.overlap.tp_comm runs the two (tp_comm_overlap.cpp).
+/// Every step is in `pass`; the collectives are named `name`.all_gather or `name`.ring_exchange.
+void add_gathered_gemm(StepSequence& steps, const LayerShape& shape, const LayerDims& d, const std::string& name,
+                       Pass pass, const RowGemm& gemm);
+
+/// The GEMM of a row-parallel layer forward (attention output, fc2), then the reduce-scatter
+/// (sequence parallelism) or all-reduce of its partial sums, as training.overlap.tp_comm runs them.
+void add_scattered_gemm(StepSequence& steps, const LayerShape& shape, const LayerDims& d, const std::string& name,
+                        Pass pass, const RowGemm& gemm);
 
 /// Backward of a column-parallel linear layer (QKV, fc1, logits): dgrad, the input-gradient
 /// collective (overlapped with wgrad when asynchronous), wgrad. Under sequence parallelism the

@@ -53,10 +53,9 @@ namespace detail {
 void add_dense_ffn_fc1_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const auto& m = shape.model;
   const LayerDims d = dims_of(shape);
-  const auto with_pass = detail::pass_setter(pass);
-  if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "mlp.fc1")));
-  steps.push_back(
-      with_pass(detail::linear_forward("mlp.fc1", shape.linear_dtype(), d.tokens, m.hidden, d.ffn_in_local)));
+  detail::add_gathered_gemm(steps, shape, d, "mlp.fc1", pass, [&](std::int64_t rows) {
+    return detail::linear_forward("mlp.fc1", shape.linear_dtype(), rows, m.hidden, d.ffn_in_local);
+  });
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
   steps.push_back(detail::ffn_activation_forward("mlp", m.ffn_kind, shape.kernels, pass, shape.dtype, ffn_elements));
   if (shape.fp8_linear) steps.push_back(detail::fp8_cast("mlp.fc2.fp8_cast", pass, ffn_elements));
@@ -64,10 +63,9 @@ void add_dense_ffn_fc1_forward(StepSequence& steps, const LayerShape& shape, Pas
 
 void add_dense_ffn_fc2_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const LayerDims d = dims_of(shape);
-  const auto with_pass = detail::pass_setter(pass);
-  steps.push_back(with_pass(
-      detail::linear_forward("mlp.fc2", shape.linear_dtype(), d.tokens, d.ffn_out_local, shape.model.hidden)));
-  if (auto leave = leave_region_forward(shape, d, "mlp.fc2")) steps.push_back(with_pass(*leave));
+  detail::add_scattered_gemm(steps, shape, d, "mlp.fc2", pass, [&](std::int64_t rows) {
+    return detail::linear_forward("mlp.fc2", shape.linear_dtype(), rows, d.ffn_out_local, shape.model.hidden);
+  });
 }
 
 void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
@@ -100,11 +98,11 @@ void add_ffn_op_recompute(StepSequence& steps, const LayerShape& shape, const La
 /// The fused QKV projection and RoPE (without MLA); under op_recompute only the K projection.
 void add_qkv_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass, bool op_recompute) {
   const auto& m = shape.model;
-  const auto with_pass = detail::pass_setter(pass);
-  if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "attn.qkv")));
   // The K projection alone under op_recompute: the QKV columns less Q's, halved (K and V).
   const std::int64_t qkv_columns = op_recompute ? (d.qkv_local - d.attention_local) / 2 : d.qkv_local;
-  steps.push_back(with_pass(detail::linear_forward("attn.qkv", shape.linear_dtype(), d.tokens, m.hidden, qkv_columns)));
+  detail::add_gathered_gemm(steps, shape, d, "attn.qkv", pass, [&](std::int64_t rows) {
+    return detail::linear_forward("attn.qkv", shape.linear_dtype(), rows, m.hidden, qkv_columns);
+  });
   detail::add_qk_norms(steps, shape, d, pass);
   if (m.position == PositionKind::rope)
     steps.push_back(memory_bound("attn.rope", OpKind::elementwise, pass, shape.dtype, d.rope_elements,
@@ -137,11 +135,14 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
   if (!op_recompute) add_attention_core_forward(steps, shape, d, pass);
   if (shape.fp8_linear)
     steps.push_back(detail::fp8_cast("attn.out.fp8_cast", pass, as_double(d.tokens) * as_double(d.attention_local)));
-  steps.push_back(
-      with_pass(detail::linear_forward("attn.out", shape.linear_dtype(), d.tokens, d.attention_local, m.hidden)));
+  const detail::RowGemm out = [&](std::int64_t rows) {
+    return detail::linear_forward("attn.out", shape.linear_dtype(), rows, d.attention_local, m.hidden);
+  };
   // A reduce-scatter's output is saved (sequence parallelism); an all-reduce is recomputed.
-  if (auto leave = leave_region_forward(shape, d, "attn.out"); leave && !(op_recompute && shape.sequence_parallel))
-    steps.push_back(with_pass(*leave));
+  if (op_recompute && shape.sequence_parallel)
+    steps.push_back(with_pass(out(d.tokens)));
+  else
+    detail::add_scattered_gemm(steps, shape, d, "attn.out", pass, out);
   if (m.post_norms) norm("attn.post_norm");
   residual("attn.residual");
   norm("mlp.norm");
@@ -212,6 +213,9 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.shared_expert_overlap = plan.overlap.shared_experts && megatron_core;
   shape.expert_wgrad_overlap = plan.overlap.expert_wgrad && megatron_core;
   shape.sync_free_dispatch = plan.parallelism.sync_free_dispatch;
+  // Both overlaps chunk the sequence-parallel collectives (validate_tp_comm.cpp refuses them without).
+  shape.tp_comm = shape.sequence_parallel ? plan.overlap.tp_comm : TpCommOverlap::none;
+  shape.tp_comm_reduce_scatter = plan.overlap.tp_comm_reduce_scatter;
   return shape;
 }
 

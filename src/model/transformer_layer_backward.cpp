@@ -32,12 +32,23 @@ using units::as_double;
 /// parallelism the forward reduce-scatter's backward all-gathers the output gradient first.
 void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d,
                                const std::string& name, std::int64_t in, std::int64_t out) {
-  if (shape.sequence_parallel)
-    steps.push_back(
-        collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward, d.activation));
-  if (shape.fp8_linear) // the output gradient, cast to FP8 for both gradient GEMMs
-    steps.push_back(detail::fp8_cast(name + ".grad.fp8_cast", Pass::backward, as_double(d.tokens) * as_double(out)));
-  steps.push_back(detail::linear_input_grad(name + ".dgrad", shape.linear_dtype(), d.tokens, in, out));
+  const detail::RowGemm dgrad = [&](std::int64_t rows) {
+    return detail::linear_input_grad(name + ".dgrad", shape.linear_dtype(), rows, in, out);
+  };
+  if (shape.tp_comm != TpCommOverlap::none) {
+    // The local shard of the output gradient is cast, then gathered chunk by chunk under dgrad.
+    if (shape.fp8_linear)
+      steps.push_back(detail::fp8_cast(name + ".grad.fp8_cast", Pass::backward,
+                                       as_double(d.tokens) * as_double(out) / as_double(shape.tensor)));
+    detail::add_gathered_gemm(steps, shape, d, name, Pass::backward, dgrad);
+  } else {
+    if (shape.sequence_parallel)
+      steps.push_back(
+          collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward, d.activation));
+    if (shape.fp8_linear) // the output gradient, cast to FP8 for both gradient GEMMs
+      steps.push_back(detail::fp8_cast(name + ".grad.fp8_cast", Pass::backward, as_double(d.tokens) * as_double(out)));
+    steps.push_back(dgrad(d.tokens));
+  }
   // The bias of a row-parallel layer is replicated: each rank holds all `out` entries.
   steps.push_back(detail::linear_weight_grad(name + ".wgrad", shape.linear_dtype(), d.tokens, in, out, out));
 }

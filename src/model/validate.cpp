@@ -13,6 +13,7 @@
 #include "validate_moe_overlap.hpp"
 #include "validate_sizes.hpp"
 #include "validate_split_schedules.hpp"
+#include "validate_tp_comm.hpp"
 
 namespace twocs::model {
 namespace {
@@ -340,6 +341,7 @@ void validate(const TransformerConfig& m, const TrainingPlan& plan) {
   validate_context(m, plan);
   validate_sharding(m, plan);
   validate_param_gather(plan);
+  detail::validate_tp_comm(plan);
   validate_batch(plan);
   validate_schedule(plan);
   detail::validate_split_schedules(plan);

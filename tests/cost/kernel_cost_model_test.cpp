@@ -259,3 +259,20 @@ TEST_CASE("a kernel's clock share: the compute side of a compute-bound kernel, n
   CHECK(roofline.clock_share(big) == doctest::Approx((r_total - 5e-6) / r_total).epsilon(1e-12));
   CHECK(roofline.clock_share(streaming(4e8)) == 0.0);
 }
+
+TEST_CASE("a chunk of a GEMM split over several streams costs its share of the whole, not its own waves") {
+  auto fast_memory = device(0, 4e-6);
+  fast_memory.memory_bandwidth = units::ByteRate(1e16);
+  const cost::KernelCostModel model(fast_memory);
+  const double overhead = 4e-6;
+  // 54 x 4 tiles of 256 x 128 with one k step (no split-K): two full waves. A quarter of its rows
+  // alone is 14 x 4 = 56 tiles, one half-empty wave: half the whole's time instead of a quarter.
+  const auto whole = gemm(256 * 54, 128 * 4, 32);
+  auto chunk = gemm(256 * 54 / 4, 128 * 4, 32);
+  CHECK(model.duration(whole).value() == doctest::Approx(2 * wave(32) + overhead).epsilon(1e-9));
+  CHECK(model.duration(chunk).value() == doctest::Approx(wave(32) + overhead).epsilon(1e-9));
+  chunk.gemm_chunks = 4;
+  CHECK(model::whole_gemm(chunk).gemm->m == whole.gemm->m);
+  CHECK(model::whole_gemm(chunk).flops.value() == doctest::Approx(whole.flops.value()));
+  CHECK(model.duration(chunk).value() == doctest::Approx(2 * wave(32) / 4 + overhead).epsilon(1e-9));
+}

@@ -36,6 +36,10 @@ struct LayerShape {
   bool shared_expert_overlap = false; // shared experts' fc1 under the dispatch, fc2 under the combine
   bool expert_wgrad_overlap = false;  // routed experts' wgrad under the dispatch's backward all-to-all
   bool sync_free_dispatch = false;    // the host never waits for the token counts (Parallelism)
+  /// How the sequence-parallel collectives overlap the GEMMs beside them (OverlapPlan::tp_comm);
+  /// none without sequence parallelism.
+  TpCommOverlap tp_comm = TpCommOverlap::none;
+  TpReduceScatter tp_comm_reduce_scatter = TpReduceScatter::pipeline; // transformer_engine's (OverlapPlan)
 
   /// The model's layer under `plan`: a MoE layer when the model has model.moe.
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);

@@ -112,6 +112,10 @@ struct ComputeOp {
   bool host_waits = false;
   /// Whether the per-layer CUDA graphs hold it (training.host.cuda_graphs: partial).
   LayerGraph graph = LayerGraph::eager;
+  /// This GEMM is one of `gemm_chunks` row chunks of one linear layer's GEMM, issued over several
+  /// streams so that each chunk's last wave of tiles fills with the next chunk's (Transformer
+  /// Engine's chunked overlaps, PyTorch's async TP: training.overlap.tp_comm). 1: a GEMM of its own.
+  std::int64_t gemm_chunks = 1;
   /// Share of `flops` spent on masked attention scores that a causal model does not need (the
   /// unfused kernels compute them anyway); excluded from model FLOPs.
   double masked_share = 0;
@@ -122,6 +126,17 @@ struct ComputeOp {
     return is_model_flop() ? flops * (1.0 - masked_share) : units::Flops{};
   }
 };
+
+/// The whole GEMM that `chunk` (one of chunk.gemm_chunks equal row chunks) is part of.
+[[nodiscard]] inline ComputeOp whole_gemm(const ComputeOp& chunk) {
+  ComputeOp whole = chunk;
+  const double n = static_cast<double>(chunk.gemm_chunks);
+  if (whole.gemm) whole.gemm->m *= chunk.gemm_chunks;
+  whole.flops = chunk.flops * n;
+  whole.bytes = chunk.bytes * n;
+  whole.gemm_chunks = 1;
+  return whole;
+}
 
 /// all_to_all: every member sends a distinct 1/n of its buffer to every other (MoE token
 /// dispatch and combine; Lepikhin et al. 2021, GShard).

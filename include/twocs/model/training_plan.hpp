@@ -73,6 +73,31 @@ enum class KernelFusion { fused, eager };
   return k == KernelFusion::eager ? "eager" : "fused";
 }
 
+/// How the tensor-parallel all-gathers and reduce-scatters of sequence parallelism overlap the
+/// linear layers' GEMMs beside them (the workload's `training.overlap.tp_comm`; docs/simulation.md,
+/// "Tensor-parallel communication overlap"):
+/// `none`: Megatron-LM's all-gather before the GEMM and reduce-scatter after it, each blocking;
+/// `transformer_engine`: Transformer Engine's userbuffers (Megatron-Core --tp-comm-overlap):
+///   t GEMM chunks under a ring exchange of the shards, 4 GEMM chunks each followed by the
+///   reduce-scatter of its rows (transformer_engine/pytorch/module/base.py, initialize_ub);
+/// `async_tp`: PyTorch's micro-pipelined tensor parallelism (torchtitan's
+///   enable_async_tensor_parallel, torch/distributed/_symmetric_memory): t GEMM chunks under
+///   copies of the peers' shards, t chunks each copied to its rank, then the partial sums reduced.
+enum class TpCommOverlap { none, transformer_engine, async_tp };
+
+[[nodiscard]] constexpr std::string_view to_string(TpCommOverlap o) {
+  return o == TpCommOverlap::transformer_engine ? "transformer_engine"
+         : o == TpCommOverlap::async_tp         ? "async_tp"
+                                                : "none";
+}
+
+/// How Transformer Engine's userbuffers overlap a row-parallel GEMM with its reduce-scatter
+/// (`training.overlap.tp_comm_reduce_scatter`): `pipeline`, its default (4 GEMM chunks, each one's
+/// rows reduce-scattered while the next runs), or `ring_exchange` (t chunks, each the rows one
+/// rank owns, sent to it while the next runs, then one kernel sums the t partials), which
+/// NeMo's and Megatron-Bridge's FP8 H100 presets choose for proj_fprop and fc2_fprop.
+enum class TpReduceScatter { pipeline, ring_exchange };
+
 /// The training framework whose behaviours the lowering follows (docs/simulation.md, "Framework"):
 /// `megatron_lm` batches each pipeline exchange and synchronises the host after it; `megatron_deepspeed`
 /// (DeepSpeed's pipeline engine) sends and receives one tensor at a time, blocking, and reduces
@@ -157,6 +182,10 @@ struct OverlapPlan {
   /// parallel_config.py; param_and_grad_buffer.py finish_param_sync waits for its bucket and
   /// dispatches the next). In a simulated iteration: the first forward of each layer gathers it.
   bool param_gather = false;
+  /// How the sequence-parallel all-gathers and reduce-scatters overlap their GEMMs (above).
+  TpCommOverlap tp_comm = TpCommOverlap::none;
+  /// Transformer Engine's method for the GEMM + reduce-scatter pairs (above).
+  TpReduceScatter tp_comm_reduce_scatter = TpReduceScatter::pipeline;
 };
 
 /// Host (CPU) time and synchronisation (the workload file's `training.host`).
