@@ -56,6 +56,8 @@ using twocs::test::TempDir;
 /// Speed variation stretches only the compute-bound share of kernels, and a folded device takes
 /// the expected largest slowdown of the job instead of the largest drawn (2026-12-03): every row
 /// 0.1-1.5 points faster (torchtitan FSDP 128 -16.3% -> -17.8%); the mean 16.5% -> 16.8%.
+/// Megatron-Bridge's Llama 3 70B and Llama 3.1 405B take Transformer Engine's TP communication
+/// overlap their configs enable (training.overlap.tp_comm, 2026-12-04): +6.8% -> -2.8%, +4.5% -> -9.8%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
                                                         {"llama3-405b-8k-16384gpu", -0.1197},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0650},
@@ -74,8 +76,8 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-gb200-256gpu", -0.2001},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2619},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.4578},
-                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0685},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", 0.0451},
+                                                        {"bridge-llama3-70b-fp8-64gpu", -0.0279},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0980},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.1653},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.1750},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.2269},
@@ -111,7 +113,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1681) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1686) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0861) <= margin);
 }
