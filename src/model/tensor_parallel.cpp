@@ -1,5 +1,8 @@
 #include "tensor_parallel.hpp"
 
+#include <algorithm>
+#include <variant>
+
 #include "op_builders.hpp"
 
 namespace twocs::model::detail {
@@ -29,18 +32,18 @@ void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, 
     return linear_input_grad(name + ".dgrad", shape.linear_dtype(), rows, in, out);
   };
   if (shape.tp_comm == TpCommOverlap::async_tp) {
-    // The input's all-gather for wgrad under dgrad's t chunks and the partials' reduction; dgrad's
-    // reduce-scatter chunked into it (tp_comm_overlap.cpp).
+    // The input's all-gather for wgrad under every kernel of dgrad's chunked reduce-scatter
+    // (its chunks and the partials' reduction, tp_comm_overlap.cpp); wgrad waits for it.
+    const std::size_t gather = steps.size();
     steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
-                               d.activation, static_cast<int>(shape.tensor) + 1));
+                               d.activation));
     add_scattered_gemm(steps, shape, d, name, Pass::backward, dgrad);
+    std::get<CollectiveOp>(steps[gather]).overlapped_ops =
+        static_cast<int>(std::count_if(steps.begin() + static_cast<std::ptrdiff_t>(gather) + 1, steps.end(),
+                                       [](const Step& s) { return std::holds_alternative<ComputeOp>(s); }));
   } else if (shape.sequence_parallel) {
-    // Transformer Engine gathers the input in FP8 when the GEMMs read FP8 (fp8_buf, initialize_ub).
-    const bool fp8_gather = shape.tp_comm == TpCommOverlap::transformer_engine && shape.fp8_linear;
-    const units::Bytes gathered =
-        fp8_gather ? d.activation * (element_size(Dtype::fp8) / element_size(shape.dtype)) : d.activation;
     steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
-                               gathered, overlap));
+                               gathered_activation(shape, d), overlap));
     steps.push_back(dgrad(d.tokens));
     steps.push_back(collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::backward,
                                d.activation, overlap));

@@ -25,6 +25,10 @@ namespace twocs::model::detail {
 /// A linear layer's GEMM over `tokens` rows: its forward or its input gradient.
 using RowGemm = std::function<ComputeOp(std::int64_t tokens)>;
 
+/// The all-gathered buffer of a sequence-sharded linear input on one rank: FP8 under Transformer
+/// Engine's userbuffers when the GEMMs read FP8 (fp8_buf, initialize_ub), `d.activation` otherwise.
+[[nodiscard]] units::Bytes gathered_activation(const LayerShape& shape, const LayerDims& d);
+
 /// The GEMM of a column-parallel layer forward (QKV, fc1) or of a row-parallel layer's input
 /// gradient (attention output, fc2), after the all-gather of its sequence-sharded input under
 /// sequence parallelism, as training.overlap.tp_comm runs the two (tp_comm_overlap.cpp).

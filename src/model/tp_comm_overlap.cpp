@@ -53,16 +53,13 @@ ComputeOp gemm_chunk(const RowGemm& gemm, std::int64_t rows, Pass pass, std::int
   return op;
 }
 
-/// The per-rank shard a chunked all-gather hands on: FP8 under Transformer Engine when the
-/// GEMM reads FP8 (fp8_buf), the activation's dtype otherwise.
-units::Bytes gathered_shard(const LayerShape& shape, const LayerDims& d) {
-  const units::Bytes shard = d.activation * (1.0 / units::as_double(shape.tensor));
-  if (shape.tp_comm == TpCommOverlap::transformer_engine && shape.fp8_linear)
-    return shard * (element_size(Dtype::fp8) / element_size(shape.dtype));
-  return shard;
-}
-
 } // namespace
+
+units::Bytes gathered_activation(const LayerShape& shape, const LayerDims& d) {
+  if (shape.tp_comm == TpCommOverlap::transformer_engine && shape.fp8_linear)
+    return d.activation * (element_size(Dtype::fp8) / element_size(shape.dtype));
+  return d.activation;
+}
 
 void add_gathered_gemm(StepSequence& steps, const LayerShape& shape, const LayerDims& d, const std::string& name,
                        Pass pass, const RowGemm& gemm) {
@@ -76,7 +73,7 @@ void add_gathered_gemm(StepSequence& steps, const LayerShape& shape, const Layer
     return;
   }
   const std::int64_t t = shape.tensor;
-  const units::Bytes shard = gathered_shard(shape, d);
+  const units::Bytes shard = gathered_activation(shape, d) * (1.0 / units::as_double(t)); // one rank's
   for (std::int64_t i = 0; i < t; ++i) {
     if (i + 1 < t) steps.push_back(exchange(name, pass, shard)); // the next shard, under this chunk
     steps.push_back(gemm_chunk(gemm, chunk_rows(d.tokens, t, i), pass, t));
