@@ -32,7 +32,7 @@ constexpr std::array<std::string_view, 2> position_names = {"learned", "rope"};
 constexpr std::array position_values = {model::PositionKind::learned, model::PositionKind::rope};
 constexpr std::array<std::string_view, 2> mask_names = {"causal", "full"};
 constexpr std::array mask_values = {model::AttentionMask::causal, model::AttentionMask::full};
-constexpr std::array<std::string_view, 17> training_keys = {"global_batch",
+constexpr std::array<std::string_view, 18> training_keys = {"global_batch",
                                                             "micro_batch",
                                                             "dtype",
                                                             "parallelism",
@@ -48,6 +48,7 @@ constexpr std::array<std::string_view, 17> training_keys = {"global_batch",
                                                             "host",
                                                             "grad_reduce",
                                                             "grad_accumulation_fusion",
+                                                            "fp8_params",
                                                             "collectives"};
 constexpr std::array<std::string_view, 5> host_keys = {"micro_batch_overhead", "iteration_overhead", "synchronize",
                                                        "launch_time", "cuda_graphs"};
@@ -305,6 +306,7 @@ TrainingPlan read_training(const Field& field, PlanSearchRequest& search) {
   if (const auto f = t.optional("host")) plan.host = read_host(*f);
   if (const auto f = t.optional("grad_reduce")) plan.grad_reduce = read_enum(*f, grad_reduce_names, grad_reduce_values);
   if (const auto f = t.optional("grad_accumulation_fusion")) plan.grad_accumulation_fusion = read_bool(*f);
+  if (const auto f = t.optional("fp8_params")) plan.fp8_params = read_bool(*f);
   return plan;
 }
 

@@ -1,34 +1,48 @@
 #include "sharded_weights.hpp"
 
+#include <twocs/model/fp8_weights.hpp>
 #include <twocs/model/parameters.hpp>
 
 #include "gradient_sync.hpp"
 #include "prepared_steps.hpp"
 
 namespace twocs::lowering::detail {
-namespace {
-
-/// Bytes per weight element gathered: the 16-bit model weights (fp8 training keeps them in 16 bits), fp32 in fp32.
-double weight_element_size(const model::TrainingPlan& plan) { return plan.dtype == model::Dtype::fp32 ? 4.0 : 2.0; }
-
-} // namespace
 
 ShardedWeights::ShardedWeights(const IterationContext& context)
     : context_(context), counts_(model::count_parameters(context.model, context.plan.parallelism.tensor,
                                                          context.plan.parallelism.expert)) {}
 
-void ShardedWeights::gather(DeviceLowering& device, std::int64_t parameters, std::int64_t expert_parameters,
-                            const CollectiveSpec& spec, CollectiveWait wait) const {
+ShardedWeights::Weights ShardedWeights::layers(std::int64_t first, std::int64_t count) const {
+  return {counts_.layer_range(first, count), counts_.expert_range(first, count), counts_.linear_range(first, count)};
+}
+
+std::int64_t ShardedWeights::linear_parameters_of(const DeviceLowering& device) const {
+  std::int64_t total = 0;
+  for (std::int64_t slot = 0; slot < context_.plan.chunks_per_rank(); ++slot) {
+    const auto& chunk = context_.chunk_at(device.at, slot);
+    total += counts_.linear_range(chunk.first_layer, chunk.layers) +
+             counts_.linear_range(context_.model.layers, chunk.mtp_layers);
+  }
+  return total;
+}
+
+void ShardedWeights::gather(DeviceLowering& device, const Weights& weights, const CollectiveSpec& spec,
+                            CollectiveWait wait) const {
   // Dense weights over the data group, which spans the context-parallel ranks too
   // (rank_layout.hpp); the routed experts' over the expert-data-parallel group that holds them.
-  const auto over = [&](std::int64_t count, const std::vector<DeviceId>& group) {
+  const double element = model::weight_element_size(context_.plan);
+  const double linear_element = model::gathered_linear_weight_bytes(context_.plan);
+  const auto over = [&](std::int64_t count, std::int64_t linear, const std::vector<DeviceId>& group) {
     if (count <= 0 || group.size() < 2) return;
     CollectiveSpec sized = spec;
-    sized.size = units::Bytes(static_cast<double>(count) * weight_element_size(context_.plan));
+    sized.size =
+        units::Bytes(static_cast<double>(count - linear) * element + static_cast<double>(linear) * linear_element);
     device.program.collective(sized, group, wait);
   };
-  over(parameters - expert_parameters, context_.layout.group(device.device(), model::CommGroup::data));
-  over(expert_parameters, expert_data_group(context_.layout, device.device(), context_.plan.parallelism.expert));
+  over(weights.parameters - weights.experts, weights.linear - weights.experts,
+       context_.layout.group(device.device(), model::CommGroup::data));
+  over(weights.experts, weights.experts,
+       expert_data_group(context_.layout, device.device(), context_.plan.parallelism.expert));
 }
 
 CollectiveSpec ShardedWeights::forward_gather_spec(std::int64_t micro_batch) const {
@@ -43,7 +57,7 @@ CollectiveSpec ShardedWeights::forward_gather_spec(std::int64_t micro_batch) con
 
 void ShardedWeights::gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
                                        CollectiveWait wait) const {
-  gather(device, counts_.layer_range(layer, 1), counts_.expert_range(layer, 1), forward_gather_spec(micro_batch), wait);
+  gather(device, layers(layer, 1), forward_gather_spec(micro_batch), wait);
 }
 
 void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
@@ -79,19 +93,21 @@ void ShardedWeights::gather_chunk(DeviceLowering& device, const model::ModelChun
   int before = 0;
   const auto wait = [&] { return waited ? CollectiveWait{before, false} : CollectiveWait{0, true}; };
   if (chunk.has_embedding) {
-    gather(device, counts_.embedding, 0, spec, wait());
+    gather(device, {counts_.embedding, 0, 0}, spec, wait());
     rest -= counts_.embedding;
     before += compute_ops(context_.ops.embedding_forward);
   }
   for (std::int64_t l = chunk.first_layer; l < chunk.first_layer + chunk.layers; ++l) {
-    gather(device, counts_.layer_range(l, 1), counts_.expert_range(l, 1), spec, wait());
-    rest -= counts_.layer_range(l, 1);
-    rest_experts -= counts_.expert_range(l, 1);
+    const Weights layer = layers(l, 1);
+    gather(device, layer, spec, wait());
+    rest -= layer.parameters;
+    rest_experts -= layer.experts;
     before += compute_ops(context_.ops.layer_at(l).forward);
   }
   // The rest, the head's and the multi-token-prediction depths' weights, is needed after every
   // layer: by then done.
-  gather(device, rest, rest_experts, spec, CollectiveWait{0, true});
+  gather(device, {rest, rest_experts, counts_.linear_range(context_.model.layers, chunk.mtp_layers)}, spec,
+         CollectiveWait{0, true});
 }
 
 void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t parameters,
@@ -109,7 +125,7 @@ void ShardedWeights::gather_updated(DeviceLowering& device, std::int64_t paramet
   spec.group = model::CommGroup::data;
   spec.pass = model::Pass::optimizer;
   spec.label = context_.labels.parameter_gather;
-  gather(device, parameters, expert_parameters, spec, {});
+  gather(device, {parameters, expert_parameters, linear_parameters_of(device)}, spec, {});
 }
 
 } // namespace twocs::lowering::detail

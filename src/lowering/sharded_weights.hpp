@@ -45,10 +45,20 @@ private:
   [[nodiscard]] CollectiveSpec forward_gather_spec(std::int64_t micro_batch) const;
   void gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
                          CollectiveWait wait) const;
+  /// Weights to gather: all of them, of which the routed experts' and the linear layers' (the
+  /// experts included), which FP8 primary weights gather in FP8 (model/fp8_weights.hpp).
+  struct Weights {
+    std::int64_t parameters = 0;
+    std::int64_t experts = 0;
+    std::int64_t linear = 0;
+  };
+  /// Of a chunk's layers (`first`, `count`), their weights.
+  [[nodiscard]] Weights layers(std::int64_t first, std::int64_t count) const;
+  /// The linear layers' weights of the device's chunks.
+  [[nodiscard]] std::int64_t linear_parameters_of(const DeviceLowering& device) const;
   /// `spec` (its size set here) over the data group for the dense weights and over the
   /// expert-data group for the routed experts' share.
-  void gather(DeviceLowering& device, std::int64_t parameters, std::int64_t expert_parameters,
-              const CollectiveSpec& spec, CollectiveWait wait) const;
+  void gather(DeviceLowering& device, const Weights& weights, const CollectiveSpec& spec, CollectiveWait wait) const;
 
   const IterationContext& context_;
   model::ParameterCounts counts_;

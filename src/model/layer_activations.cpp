@@ -105,4 +105,32 @@ ActivationUnits layer_activation_units(const TransformerConfig& m, bool moe_ffn,
   return u;
 }
 
+/// Activations of one layer for one micro-batch under torchtitan's per-operator selective
+/// checkpointing (torchtitan/distributed/activation_checkpoint.py, `_save_list` and
+/// `_custom_policy`): the checkpoint keeps the block's input and the outputs of SDPA (its output
+/// and fp32 logsumexp), of every reduce_scatter and of every odd-numbered mm in the block's order
+/// wq, wk, wv, wo, w1, w3, w2: wq (s b h), wv (s b g d_head), w1 (s b f) and, with SwiGLU, w2
+/// (s b h, the row-parallel partial sum). 16-bit elements, doubled for fp32; FP8 not modelled.
+/// Eager PyTorch caches every MUST_SAVE output whether or not a backward formula reads it
+/// (torch/utils/checkpoint.py, _CachingTorchDispatchMode); a compiled block keeps only what its
+/// backward graph reads (AOTAutograd's min-cut partitioner, torch/_functorch/partitioners.py), so
+/// not w2's output nor the reduce_scatter after it, which feed only the residual add.
+double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel, double sbh) {
+  const double t = as_double(plan.parallelism.tensor);
+  const double h = as_double(m.hidden);
+  const double element = plan.dtype == Dtype::fp32 ? 4.0 : 2.0;
+  const double kv_local = as_double(m.kv_heads_per_rank(plan.parallelism.tensor));
+  const double input = sequence_parallel ? element * sbh / t : element * sbh;
+  const double sb = sbh / h;
+  const double q = element * sb * as_double(m.attention_width()) / t;
+  const double v = element * sbh * kv_local * as_double(m.head_dim()) / h;
+  const double sdpa = q + 4.0 * sb * as_double(m.heads) / t; // output + fp32 logsumexp per row
+  const double w1 = element * sbh * as_double(m.ffn_hidden) / (h * t);
+  const bool eager = plan.kernels == KernelFusion::eager;
+  const double w2 = eager && m.ffn_kind == FfnKind::swiglu ? element * sbh : 0.0;
+  const double scatters = eager ? 2.0 : 1.0; // after wo (the backward rebuilds h from it) and w2
+  const double reduce_scatters = sequence_parallel ? scatters * element * sbh / t : 0.0;
+  return input + q + v + sdpa + w1 + w2 + reduce_scatters;
+}
+
 } // namespace twocs::model

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include <twocs/model/fp8_weights.hpp>
 #include <twocs/model/layer_activations.hpp>
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/model/parameters.hpp>
@@ -22,6 +23,7 @@ struct StageContents {
   std::int64_t layer_parameters = 0; // of `parameters`, the transformer layers'
   std::int64_t parameters = 0;
   std::int64_t expert_parameters = 0; // of `parameters`, the routed experts' weights
+  std::int64_t linear_parameters = 0; // of `layer_parameters`, the linear layers' (experts included)
   bool has_embedding = false;
   bool has_output_head = false;
   std::int64_t mtp_layers = 0; // multi-token-prediction depths (the last stage's)
@@ -37,6 +39,8 @@ StageContents contents_of(std::int64_t stage, std::int64_t mirror, const std::ve
     c.dense_layers += std::clamp<std::int64_t>(counts.dense_layers - chunk.first_layer, 0, chunk.layers);
     c.layer_parameters += counts.layer_range(chunk.first_layer, chunk.layers);
     c.expert_parameters += counts.expert_range(chunk.first_layer, chunk.layers);
+    c.linear_parameters +=
+        counts.linear_range(chunk.first_layer, chunk.layers) + counts.linear_range(model.layers, chunk.mtp_layers);
     c.has_embedding = c.has_embedding || chunk.has_embedding;
     c.has_output_head = c.has_output_head || chunk.has_output_head;
     c.mtp_layers += chunk.mtp_layers;
@@ -70,38 +74,10 @@ struct BytesPerParameter {
 
 BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
   const bool mixed = plan.dtype != Dtype::fp32;
-  const double e = mixed ? 2.0 : 4.0;                                           // fp8 training keeps 16-bit weights
+  const double e = weight_element_size(plan); // fp8 training keeps 16-bit weights too (fp8_weights.hpp)
   const double states = plan.optimizer.kind == OptimizerKind::adam ? 8.0 : 4.0; // fp32 m, v or momentum
   const double gradients = plan.dtype == Dtype::fp16 ? 2.0 : 4.0;
   return {e, gradients, states + (mixed ? 4.0 : 0.0)}; // + fp32 master weights
-}
-
-/// Activations of one layer for one micro-batch under torchtitan's per-operator selective
-/// checkpointing (torchtitan/distributed/activation_checkpoint.py, `_save_list` and
-/// `_custom_policy`): the checkpoint keeps the block's input and the outputs of SDPA (its output
-/// and fp32 logsumexp), of every reduce_scatter and of every odd-numbered mm in the block's order
-/// wq, wk, wv, wo, w1, w3, w2: wq (s b h), wv (s b g d_head), w1 (s b f) and, with SwiGLU, w2
-/// (s b h, the row-parallel partial sum). 16-bit elements, doubled for fp32; FP8 not modelled.
-/// Eager PyTorch caches every MUST_SAVE output whether or not a backward formula reads it
-/// (torch/utils/checkpoint.py, _CachingTorchDispatchMode); a compiled block keeps only what its
-/// backward graph reads (AOTAutograd's min-cut partitioner, torch/_functorch/partitioners.py), so
-/// not w2's output nor the reduce_scatter after it, which feed only the residual add.
-double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel, double sbh) {
-  const double t = as_double(plan.parallelism.tensor);
-  const double h = as_double(m.hidden);
-  const double e = plan.dtype == Dtype::fp32 ? 4.0 : 2.0;
-  const double kv_local = as_double(m.kv_heads_per_rank(plan.parallelism.tensor));
-  const double input = sequence_parallel ? e * sbh / t : e * sbh;
-  const double sb = sbh / h;
-  const double q = e * sb * as_double(m.attention_width()) / t;
-  const double v = e * sbh * kv_local * as_double(m.head_dim()) / h;
-  const double sdpa = q + 4.0 * sb * as_double(m.heads) / t; // output + fp32 logsumexp per row
-  const double w1 = e * sbh * as_double(m.ffn_hidden) / (h * t);
-  const bool eager = plan.kernels == KernelFusion::eager;
-  const double w2 = eager && m.ffn_kind == FfnKind::swiglu ? e * sbh : 0.0;
-  const double scatters = eager ? 2.0 : 1.0; // after wo (the backward rebuilds h from it) and w2
-  const double reduce_scatters = sequence_parallel ? scatters * e * sbh / t : 0.0;
-  return input + q + v + sdpa + w1 + w2 + reduce_scatters;
 }
 
 /// Activations of one layer for one micro-batch, in bytes, with 16-bit activations and 1-byte
@@ -291,7 +267,12 @@ void add_state(const MemoryInputs& in, const StageContents& c, MemoryBreakdown& 
   const double expert_d = d * as_double(par.tensor) / as_double(par.expert);
   const auto shards = [&](bool sharded) { return sharded ? dense / d + experts / expert_d : dense + experts; };
   // ZeRO: stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the weights.
-  b.weights = units::Bytes(shards(sharding == OptimizerSharding::full) * in.per_param.weights);
+  // The linear layers' weights take their own bytes under FP8 training (fp8_weights.hpp).
+  const bool full = sharding == OptimizerSharding::full;
+  const double linear = as_double(c.linear_parameters);
+  const double linear_held = full ? (linear - experts) / d + experts / expert_d : linear;
+  const double linear_bytes = full ? gathered_linear_weight_bytes(in.plan) : resident_linear_weight_bytes(in.plan);
+  b.weights = units::Bytes(shards(full) * in.per_param.weights + linear_held * (linear_bytes - in.per_param.weights));
   b.gradients = units::Bytes(shards(sharding == OptimizerSharding::gradients || sharding == OptimizerSharding::full) *
                              in.per_param.gradients);
   b.optimizer_state = units::Bytes(shards(sharding != OptimizerSharding::none) * in.per_param.optimizer);
@@ -342,8 +323,16 @@ double stage_buffers(const MemoryInputs& in, const StageContents& c) {
   double buffers = 0;
   if (par.tensor > 1) buffers += sbh * activation_element;
   if (par.pipeline > 1) buffers += 2 * sbh * activation_element;
-  if (in.plan.optimizer.sharding == OptimizerSharding::full)
-    buffers += 2 * as_double(std::max(in.counts.per_layer, in.counts.dense_per_layer)) * in.per_param.weights;
+  if (in.plan.optimizer.sharding == OptimizerSharding::full) {
+    // Two layers gathered at once (the running one and the prefetched next), linear weights at
+    // their gathered bytes (fp8_weights.hpp).
+    const auto gathered = [&](std::int64_t all, std::int64_t replicated) {
+      return as_double(replicated) * in.per_param.weights +
+             as_double(all - replicated) * gathered_linear_weight_bytes(in.plan);
+    };
+    buffers += 2 * std::max(gathered(in.counts.per_layer, in.counts.replicated_per_layer),
+                            gathered(in.counts.dense_per_layer, in.counts.replicated_dense_per_layer));
+  }
   buffers += context_kv_buffers(in.model, in.plan, activation_element);
   buffers += fsdp_root_unsharded_bytes(in.plan, c, in.per_param.weights);
   return buffers;

@@ -10,6 +10,7 @@
 #include <twocs/model/size_limits.hpp>
 
 #include "validate_cuda_graphs.hpp"
+#include "validate_fp8_params.hpp"
 #include "validate_moe_overlap.hpp"
 #include "validate_sizes.hpp"
 #include "validate_split_schedules.hpp"
@@ -342,6 +343,7 @@ void validate(const TransformerConfig& m, const TrainingPlan& plan) {
   validate_sharding(m, plan);
   validate_param_gather(plan);
   detail::validate_tp_comm(plan);
+  detail::validate_fp8_params(plan);
   validate_batch(plan);
   validate_schedule(plan);
   detail::validate_split_schedules(plan);

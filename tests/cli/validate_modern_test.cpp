@@ -58,13 +58,17 @@ using twocs::test::TempDir;
 /// 0.1-1.5 points faster (torchtitan FSDP 128 -16.3% -> -17.8%); the mean 16.5% -> 16.8%.
 /// Megatron-Bridge's Llama 3 70B and Llama 3.1 405B take Transformer Engine's TP communication
 /// overlap their configs enable (training.overlap.tp_comm, 2026-12-04): +6.8% -> -2.8%, +4.5% -> -9.8%.
+/// The NeMo and Bridge FP8 rows keep FP8 primary weights and gather them in FP8, as their recipes
+/// do (training.fp8_params, 2026-12-04): NeMo GPT-3 175B -6.5% / +1.9% -> -7.3% / +1.4%, Llama 2
+/// 70B +2.4% -> +1.7%, Llama 3 70B -6.8% -> -7.2%, Bridge Llama 3.1 405B -9.8% -> -10.3%; the
+/// mean 16.86% -> 16.92%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
                                                         {"llama3-405b-8k-16384gpu", -0.1197},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0650},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0197},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0237},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0684},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.2131},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0727},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0140},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0166},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0716},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.2147},
                                                         {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5094},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1654},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2981},
@@ -77,7 +81,7 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2619},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.4578},
                                                         {"bridge-llama3-70b-fp8-64gpu", -0.0279},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0980},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.1029},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.1653},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.1750},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.2269},
@@ -113,7 +117,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1686) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1692) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0861) <= margin);
 }

@@ -39,4 +39,9 @@ struct ActivationUnits {
   return layer_activation_units(model, model.moe.has_value());
 }
 
+/// Bytes of one layer and micro-batch under torchtitan's per-operator selective checkpointing
+/// (recompute: selective-op), `sbh` = local sequence x micro-batch x hidden.
+[[nodiscard]] double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel,
+                                         double sbh);
+
 } // namespace twocs::model

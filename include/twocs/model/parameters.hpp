@@ -41,6 +41,12 @@ struct ParameterCounts {
     const std::int64_t dense = std::clamp<std::int64_t>(dense_layers - first, 0, count);
     return dense * replicated_dense_per_layer + (count - dense) * replicated_per_layer;
   }
+  /// Of layer_range, the weights each tensor-parallel rank holds a slice of (the linear layers'
+  /// and the routed experts'): those FP8 training multiplies in FP8 (Transformer Engine's Linear,
+  /// LayerNormLinear and GroupedLinear). The replicated ones stay 16-bit.
+  [[nodiscard]] std::int64_t linear_range(std::int64_t first, std::int64_t count) const {
+    return layer_range(first, count) - replicated_range(first, count);
+  }
   /// Of layer_range, the routed experts' weights (dense layers have none).
   [[nodiscard]] std::int64_t expert_range(std::int64_t first, std::int64_t count) const {
     return (count - std::clamp<std::int64_t>(dense_layers - first, 0, count)) * expert_per_layer;

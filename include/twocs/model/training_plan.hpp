@@ -233,6 +233,11 @@ struct TrainingPlan {
   /// (--gradient-accumulation-fusion, on by default since 2022); `false` is Megatron-LM before
   /// it, with a separate accumulation pass per micro-batch (model/grad_accumulation.hpp).
   bool grad_accumulation_fusion = true;
+  /// FP8 primary weights (only with dtype fp8): the linear layers keep their weights in FP8, with
+  /// no 16-bit copy, and a sharded optimizer or FSDP gathers them in FP8 (Megatron-LM
+  /// --fp8-param-gather, default off; NeMo's and Megatron-Bridge's FP8 recipes turn it on;
+  /// torchtitan's float8.enable_fsdp_float8_all_gather). model/fp8_weights.hpp has the bytes.
+  bool fp8_params = false;
 
   /// Bytes per element of the data-parallel gradient reduction under `grad_reduce`.
   [[nodiscard]] double grad_reduce_element_size() const {

@@ -1,0 +1,24 @@
+// How a training run stores and gathers the weights of its linear layers: 16-bit weights, FP8
+// training's cached FP8 copies of them, or FP8 primary weights (docs/memory-model.md, "FP8
+// weights").
+#pragma once
+
+#include <twocs/model/training_plan.hpp>
+
+namespace twocs::model {
+
+/// Bytes per element of the model weights as the framework keeps them: 16 bits in mixed
+/// precision (fp8 training included), 4 in fp32.
+[[nodiscard]] double weight_element_size(const TrainingPlan& plan);
+
+/// Bytes a device holds per weight of a linear layer it keeps whole (not sharded by ZeRO-3 or
+/// FSDP): the 16-bit weight, plus under FP8 training in Megatron-LM the FP8 copy and its
+/// transpose Transformer Engine caches between micro-batches, or with FP8 primary weights the
+/// FP8 weight and its transpose only.
+[[nodiscard]] double resident_linear_weight_bytes(const TrainingPlan& plan);
+
+/// Bytes per element of a linear layer's weight as a sharded optimizer or FSDP gathers it (and,
+/// under full sharding, holds its shard): 1 with FP8 primary weights, else the weight element.
+[[nodiscard]] double gathered_linear_weight_bytes(const TrainingPlan& plan);
+
+} // namespace twocs::model
