@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
+#include <string_view>
 
 #include <twocs/engine/simulate.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
@@ -9,13 +11,27 @@
 
 namespace twocs::analysis {
 
-LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& timeline, std::int32_t layer) {
+namespace {
+
+/// A task of the MoE block: moe.* (router, permutation, exchanges, experts) or the FFN's mlp.*
+/// (the shared experts), not mlp.norm, mlp.post_norm or mlp.residual, which belong to the layer.
+bool in_moe_block(std::string_view label) {
+  if (label.starts_with("moe.")) return true;
+  if (!label.starts_with("mlp.")) return false;
+  return !label.starts_with("mlp.norm") && !label.starts_with("mlp.post_norm") && !label.starts_with("mlp.residual");
+}
+
+} // namespace
+
+LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& timeline, std::int32_t layer,
+                      LayerPart part) {
   constexpr double never = std::numeric_limits<double>::infinity();
   double start[2] = {never, never};
   double finish[2] = {0, 0};
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     const auto& task = graph.task(id);
     if (task.layer != layer || task.is_host()) continue; // the device's span, not the host's launches
+    if (part == LayerPart::moe && !in_moe_block(graph.label(task.label))) continue;
     const int backward = task.pass == model::Pass::forward ? 0 : 1;
     start[backward] = std::min(start[backward], timeline.tasks[id].start.value());
     finish[backward] = std::max(finish[backward], timeline.tasks[id].finish.value());
@@ -25,20 +41,22 @@ LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& 
 }
 
 LayerTimes time_one_layer(model::TransformerConfig model, model::TrainingPlan plan,
-                          const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost) {
+                          const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost, LayerPart part) {
   model.layers = 1;
   plan.parallelism.pipeline = 1;
   plan.parallelism.virtual_stages = 1;
   plan.parallelism.stage_layers.clear();
-  plan.parallelism.data = 1;
-  plan.global_batch = plan.micro_batch;
+  // The fewest replicas whose ranks the expert group spans (it is carved out of t x cp x d).
+  const std::int64_t stage = plan.parallelism.tensor * plan.parallelism.context;
+  plan.parallelism.data = plan.parallelism.expert / std::gcd(plan.parallelism.expert, stage);
+  plan.global_batch = plan.micro_batch * plan.parallelism.data;
   // One stage: the interleaved and dualpipe schedules are 1F1B (zb-h1 is 1F1B on its first stage).
   if (plan.pipeline_schedule == model::PipelineSchedule::interleaved_one_f_one_b ||
       plan.pipeline_schedule == model::PipelineSchedule::dualpipe)
     plan.pipeline_schedule = model::PipelineSchedule::one_f_one_b;
   const auto graph = lowering::lower_iteration(model, plan, cost);
   const auto timeline = engine::simulate(graph, platform::build_topology(cluster, plan.world_size()));
-  return layer_span(graph, timeline, 0);
+  return layer_span(graph, timeline, 0, part);
 }
 
 } // namespace twocs::analysis

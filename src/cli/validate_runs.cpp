@@ -1,5 +1,6 @@
 // Simulating one row of a validation file through `twocs run`'s own path (simulate_scenario).
 #include <cmath>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -125,8 +126,23 @@ std::vector<ValidationRow> layer_rows(const ValidationRun& run, const ValidateOp
   const config::Scenario scenario = load(run, options);
   const auto& plan = scenario.workload.plan;
   const auto cost = cost::make_cost_model(scenario.cluster.device);
-  const auto times = analysis::time_one_layer(scenario.workload.model, plan, scenario.cluster, *cost);
-  const std::string group = fmt::format("{} (t = {}, one layer)", plan.parallelism.tensor, plan.parallelism.tensor);
+  const bool moe = run.part == config::ValidationPart::moe;
+  if (moe && !scenario.workload.model.moe) {
+    InputError error(fmt::format("part: moe times a layer's mixture-of-experts block, and the model of {} has none "
+                                 "(model.moe)",
+                                 run.workload.filename().string()),
+                     "part", "use a workload with model.moe, or remove part: moe to time the whole layer");
+    error.set_location(run.where);
+    throw error;
+  }
+  const auto times = analysis::time_one_layer(scenario.workload.model, plan, scenario.cluster, *cost,
+                                              moe ? analysis::LayerPart::moe : analysis::LayerPart::layer);
+  // The GPUs the MoE block spans: its expert group with the tensor (and context) ranks it holds.
+  const std::int64_t stage = plan.parallelism.tensor * plan.parallelism.context;
+  const std::string group =
+      moe ? fmt::format("{} (t = {}, ep = {}, one MoE block)", std::lcm(stage, plan.parallelism.expert),
+                        plan.parallelism.tensor, plan.parallelism.expert)
+          : fmt::format("{} (t = {}, one layer)", plan.parallelism.tensor, plan.parallelism.tensor);
   ValidationRow forward_row = row_of(run.name + " forward", run, group, ValidationKind::layer);
   forward_row.measured = run.forward;
   forward_row.predicted = times.forward;

@@ -18,8 +18,8 @@ using detail::Field;
 using detail::MappingReader;
 
 constexpr std::array<std::string_view, 1> suite_keys = {"runs"};
-constexpr std::array<std::string_view, 8> run_keys = {"name",     "citation", "kind",     "workload",
-                                                      "platform", "set",      "measured", "fold"};
+constexpr std::array<std::string_view, 9> run_keys = {"name", "citation", "kind", "workload", "platform",
+                                                      "set",  "measured", "fold", "part"};
 constexpr std::array<std::string_view, 4> iteration_keys = {"iteration_time", "tokens_per_second_per_gpu",
                                                             "model_tflops_per_gpu", "peak_memory"};
 constexpr std::array<std::string_view, 3> fold_names = {"auto", "on", "off"};
@@ -27,6 +27,8 @@ constexpr std::array fold_values = {ValidationFold::automatic, ValidationFold::o
 constexpr std::array<std::string_view, 2> layer_keys = {"forward", "backward"};
 constexpr std::array<std::string_view, 2> kind_names = {"iteration", "layer"};
 constexpr std::array kind_values = {ValidationKind::iteration, ValidationKind::layer};
+constexpr std::array<std::string_view, 2> part_names = {"layer", "moe"};
+constexpr std::array part_values = {ValidationPart::layer, ValidationPart::moe};
 
 void read_overrides(const Field& field, ValidationRun& run) {
   for (const Field& item : detail::read_list(field)) {
@@ -81,6 +83,12 @@ ValidationRun read_run(const Field& field, const std::filesystem::path& base_dir
   run.platform = base_dir / detail::read_text(r.required("platform", "../../platforms/dgx-a100-80gb.yaml"));
   if (const auto f = r.optional("set")) read_overrides(*f, run);
   if (const auto f = r.optional("fold")) run.fold = detail::read_enum(*f, fold_names, fold_values);
+  if (const auto f = r.optional("part")) {
+    run.part = detail::read_enum(*f, part_names, part_values);
+    if (run.kind != ValidationKind::layer)
+      detail::fail_at(f->where(), f->path, "part chooses what a layer row times, and this row is an iteration",
+                      "add kind: layer, or remove part");
+  }
   const Field measured = r.required("measured", "{iteration_time: 3.53s}");
   if (run.kind == ValidationKind::iteration)
     read_iteration_measurement(measured, run);

@@ -14,6 +14,12 @@
 
 namespace twocs::analysis {
 
+/// Which of a layer's tasks are timed: all of them, or the mixture-of-experts block's (the
+/// router, dispatch, experts, combine and shared experts: tasks named moe.* and the FFN's mlp.*,
+/// not its norm or residual add), as Megatron-LM's moe_perf tests time MoELayer alone
+/// (tests/functional_tests/test_cases/common/moe_perf/__main__.py).
+enum class LayerPart { layer, moe };
+
 struct LayerTimes {
   units::Seconds forward;  // span of the layer's forward kernels and collectives
   units::Seconds backward; // span of its recompute and backward kernels and collectives
@@ -21,12 +27,15 @@ struct LayerTimes {
 
 /// The spans of `layer`'s tasks on a simulated timeline: forward, and recompute plus backward.
 [[nodiscard]] LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
-                                    std::int32_t layer);
+                                    std::int32_t layer, LayerPart part = LayerPart::layer);
 
 /// One layer of `model` under `plan`'s tensor and sequence parallelism, recomputation and dtype,
 /// for one micro-batch on one pipeline stage and one data-parallel replica: the iteration
-/// lowering of a one-layer model, simulated on `cluster`, measured with layer_span.
+/// lowering of a one-layer model, simulated on `cluster`, measured with layer_span. With expert
+/// parallelism, as many data-parallel replicas as the expert group needs, each with its own
+/// micro-batch (moe_perf runs EP 8 on 8 GPUs with 4,096 tokens each).
 [[nodiscard]] LayerTimes time_one_layer(model::TransformerConfig model, model::TrainingPlan plan,
-                                        const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost);
+                                        const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost,
+                                        LayerPart part = LayerPart::layer);
 
 } // namespace twocs::analysis

@@ -27,6 +27,11 @@ struct OverrideOrigin {
   bool plain = true;    // written unquoted on one line: column c of "KEY=VALUE" is where + c - 1
 };
 
+/// What a layer row times: the whole transformer layer, or its mixture-of-experts block alone
+/// (Megatron-Core's MoELayer: router, dispatch, experts, combine and shared experts; not the
+/// attention, the norms or the residual adds), as Megatron-LM's moe_perf tests time it.
+enum class ValidationPart { layer, moe };
+
 struct ValidationRun {
   std::string name;
   std::string citation;
@@ -42,6 +47,7 @@ struct ValidationRun {
   ValidationFold fold = ValidationFold::automatic; // `--fold` other than auto wins
   units::Seconds forward;                          // layer rows
   units::Seconds backward;                         // layer rows
+  ValidationPart part = ValidationPart::layer;     // layer rows
   SourceLocation where;                            // the row, for errors
 };
 

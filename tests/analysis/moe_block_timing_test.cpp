@@ -1,0 +1,37 @@
+// The MoE block of one layer (`twocs validate`'s part: moe): the span of the router, dispatch,
+// experts, combine and shared experts, not of the attention or the layer's norms, on as many
+// replicas as the expert group spans.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include <twocs/analysis/layer_timing.hpp>
+#include <twocs/config/scenario_loader.hpp>
+#include <twocs/cost/make_cost_model.hpp>
+
+using namespace twocs;
+
+namespace {
+
+std::filesystem::path source(const char* path) { return std::filesystem::path(TWOCS_SOURCE_DIR) / path; }
+
+} // namespace
+
+TEST_CASE("an MoE block's span lies inside its layer's, on the eight replicas its expert group spans") {
+  const auto workload =
+      config::parse_workload(config::read_input(source("workloads/validation/moe-perf-mixtral-proxy.yaml")));
+  const auto cluster = config::parse_platform(config::read_input(source("platforms/dgx-h100.yaml")));
+  const auto cost = cost::make_cost_model(cluster.device);
+  auto plan = workload.plan;
+  plan.parallelism.data = 1; // time_one_layer chooses the replicas: 8 for EP 8 with t = 1
+  const auto layer = analysis::time_one_layer(workload.model, plan, cluster, *cost);
+  const auto block = analysis::time_one_layer(workload.model, plan, cluster, *cost, analysis::LayerPart::moe);
+  CHECK(block.forward.value() > 0);
+  CHECK(block.backward.value() > 0);
+  CHECK(block.forward.value() < layer.forward.value());
+  CHECK(block.backward.value() < layer.backward.value());
+  // The experts' two GEMMs of 8,192 routed rows (4,096 tokens x top-2) by 14,336 by 4,096 take at
+  // least their FLOPs at the bf16 peak: a floor the block's forward must exceed.
+  const double expert_flops = 2.0 * (2.0 * 8192 * 14336 * 4096);
+  CHECK(block.forward.value() > expert_flops / 989e12);
+}
