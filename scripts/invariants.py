@@ -3,8 +3,9 @@
 
 A seeded generator draws workloads and plans around the embedded default (dense or mixture of
 experts; tensor, pipeline, data, context and expert parallelism; sequence parallelism,
-recomputation, interleaved schedules; DGX A100 or H100; fat tree or rail-optimised fabric; the
-collective algorithm of the data-parallel kind) as `--set` overrides, runs `twocs run --json` on
+recomputation, interleaved, zero-bubble and DualPipe schedules; FP8 with FP8 primary weights,
+sharded optimizers, the parameter-gather and Transformer Engine TP overlaps, DeepEP; DGX A100
+or H100; fat tree or rail-optimised fabric; the collective algorithm of the data-parallel kind) as `--set` overrides, runs `twocs run --json` on
 each and checks:
 
 - the exit code is 0 (ran), 2 (refused as a bad or infeasible plan) or 3 (does not fit), never
@@ -75,7 +76,33 @@ def draw(rng):
         sets.append("cluster.network.topology=rail-fat-tree")
     if data > 1 and rng.random() < 0.4:
         sets.append(f"training.collectives.data={rng.choice(['ring', 'tree', 'auto'])}")
+    sets += newest_keys(rng, platform, sets, pipeline, data * context, global_batch // (data * micro), moe)
     return platform, sets
+
+
+def newest_keys(rng, platform, sets, pipeline, replicas, micro_batches, moe):
+    """Precision, sharding, overlaps, schedules and dispatchers, drawn where the plan admits them."""
+    extra = []
+    fp8 = platform.endswith("dgx-h100.yaml") and rng.random() < 0.3
+    if fp8:
+        extra.append("training.dtype=fp8")
+    sharding = rng.choice(["none", "none", "optimizer", "full"]) if replicas > 1 else "none"
+    if sharding != "none":
+        extra.append(f"training.optimizer.sharding={sharding}")
+    if fp8 and sharding != "none" and rng.random() < 0.5:
+        extra.append("training.fp8_params=true")
+    if sharding == "optimizer" and rng.random() < 0.3:
+        extra.append("training.overlap.param_gather=true")
+    if "training.parallelism.sequence=true" in sets and rng.random() < 0.3:
+        extra.append("training.overlap.tp_comm=transformer_engine")
+    interleaved = "training.parallelism.virtual_stages=2" in sets
+    if pipeline > 1 and not interleaved and rng.random() < 0.3:
+        dualpipe = pipeline % 2 == 0 and micro_batches >= 2 * pipeline and micro_batches % 2 == 0
+        schedule = rng.choice(["zb-h1", "dualpipe"]) if dualpipe and sharding != "full" else "zb-h1"
+        extra.append(f"training.pipeline_schedule={schedule}")
+    if moe and rng.random() < 0.3:
+        extra.append("training.parallelism.expert_dispatcher=deepep")
+    return extra
 
 
 def run(twocs, platform, sets, extra=()):
