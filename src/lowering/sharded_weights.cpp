@@ -12,7 +12,7 @@ ShardedWeights::ShardedWeights(const IterationContext& context)
     : context_(context), counts_(model::count_parameters(context.model, context.plan.parallelism.tensor,
                                                          context.plan.parallelism.expert)) {}
 
-ShardedWeights::Weights ShardedWeights::layers(std::int64_t first, std::int64_t count) const {
+ShardedWeights::Weights ShardedWeights::weights_of_layers(std::int64_t first, std::int64_t count) const {
   return {counts_.layer_range(first, count), counts_.expert_range(first, count), counts_.linear_range(first, count)};
 }
 
@@ -57,7 +57,7 @@ CollectiveSpec ShardedWeights::forward_gather_spec(std::int64_t micro_batch) con
 
 void ShardedWeights::gather_weights_of(DeviceLowering& device, std::int64_t layer, std::int64_t micro_batch,
                                        CollectiveWait wait) const {
-  gather(device, layers(layer, 1), forward_gather_spec(micro_batch), wait);
+  gather(device, weights_of_layers(layer, 1), forward_gather_spec(micro_batch), wait);
 }
 
 void ShardedWeights::gather_layer(DeviceLowering& device, std::int64_t position, std::int64_t layers, int ops_per_layer,
@@ -98,7 +98,7 @@ void ShardedWeights::gather_chunk(DeviceLowering& device, const model::ModelChun
     before += compute_ops(context_.ops.embedding_forward);
   }
   for (std::int64_t l = chunk.first_layer; l < chunk.first_layer + chunk.layers; ++l) {
-    const Weights layer = layers(l, 1);
+    const Weights layer = weights_of_layers(l, 1);
     gather(device, layer, spec, wait());
     rest -= layer.parameters;
     rest_experts -= layer.experts;

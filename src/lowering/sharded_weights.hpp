@@ -53,7 +53,7 @@ private:
     std::int64_t linear = 0;
   };
   /// Of a chunk's layers (`first`, `count`), their weights.
-  [[nodiscard]] Weights layers(std::int64_t first, std::int64_t count) const;
+  [[nodiscard]] Weights weights_of_layers(std::int64_t first, std::int64_t count) const;
   /// The linear layers' weights of the device's chunks.
   [[nodiscard]] std::int64_t linear_parameters_of(const DeviceLowering& device) const;
   /// `spec` (its size set here) over the data group for the dense weights and over the
