@@ -5,6 +5,9 @@
 #include <utility>
 #include <variant>
 
+#include <twocs/model/fsdp_copies.hpp>
+#include <twocs/model/parameters.hpp>
+
 namespace twocs::lowering::detail {
 
 PreparedSequence prepare(TaskSink& sink, const model::StepSequence& steps, const cost::OperatorCostModel& cost) {
@@ -49,13 +52,31 @@ bool is_weight_grad(const PreparedStep& p) {
   return op && op->kind == model::OpKind::gemm && op->grad_params > 0;
 }
 
+namespace {
+
+/// FSDP2's copy-out opens the layer's forward and its backward (the recomputation, when there is
+/// one, runs first on the re-gathered weights); its copy-in closes the backward.
+void add_fsdp2_copies(const model::TrainingPlan& plan, std::int64_t parameters, std::int64_t linear,
+                      model::StepSequence& forward, model::StepSequence& backward, model::StepSequence& recompute) {
+  forward.insert(forward.begin(), model::fsdp_all_gather_copy_out(plan, parameters, linear, model::Pass::forward));
+  auto& regathered = recompute.empty() ? backward : recompute;
+  const auto pass = recompute.empty() ? model::Pass::backward : model::Pass::recompute;
+  regathered.insert(regathered.begin(), model::fsdp_all_gather_copy_out(plan, parameters, linear, pass));
+  backward.push_back(model::fsdp_reduce_scatter_copy_in(plan, parameters));
+}
+
+} // namespace
+
 PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, const model::TrainingPlan& plan,
                             const cost::OperatorCostModel& cost) {
-  const auto prepare_layer = [&](const model::LayerShape& s) {
-    return PreparedLayer{
-        prepare(sink, model::transformer_layer_forward(s), cost),
-        prepare(sink, model::transformer_layer_backward(s), cost),
-        prepare(sink, model::transformer_layer_recompute(s, plan.recompute, plan.recompute_modules), cost)};
+  const auto counts = model::count_parameters(shape.model, shape.tensor, shape.expert);
+  const auto prepare_layer = [&](const model::LayerShape& s, std::int64_t index) {
+    auto forward = model::transformer_layer_forward(s);
+    auto backward = model::transformer_layer_backward(s);
+    auto recompute = model::transformer_layer_recompute(s, plan.recompute, plan.recompute_modules);
+    if (model::runs_fsdp2_copies(plan))
+      add_fsdp2_copies(plan, counts.layer_range(index, 1), counts.linear_range(index, 1), forward, backward, recompute);
+    return PreparedLayer{prepare(sink, forward, cost), prepare(sink, backward, cost), prepare(sink, recompute, cost)};
   };
   PreparedModel ops;
   // Layers differ by their FFN (DeepSeek-V3: 3 dense layers, then MoE) and their attention
@@ -67,7 +88,7 @@ PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, cons
   for (std::int64_t i = 0; i < all_layers; ++i) {
     const model::LayerShape layer = shape.for_layer(i);
     const auto [it, added] = kinds.try_emplace(layer.kind(), ops.kinds.size());
-    if (added) ops.kinds.push_back(prepare_layer(layer));
+    if (added) ops.kinds.push_back(prepare_layer(layer, i));
     ops.kind_of_layer.push_back(it->second);
   }
   ops.embedding_forward = prepare(sink, model::embedding_forward(shape), cost);

@@ -12,6 +12,8 @@
 #include <twocs/model/weight_grad_memory.hpp>
 #include <twocs/units/numeric.hpp>
 
+#include "fsdp_memory.hpp"
+
 namespace twocs::model {
 namespace {
 
@@ -206,16 +208,6 @@ double head_saved_bytes(const TransformerConfig& m, const TrainingPlan& plan, st
   return norm * sbh / (sp ? as_double(plan.parallelism.tensor) : 1.0) + e * sbh;
 }
 
-/// FSDP2 keeps the root module's parameters unsharded after forward (torch/distributed/
-/// _composable/fsdp/_fsdp_state.py, FSDPState._lazy_init: the root's post_forward_mesh_info =
-/// None; fully_shard's docstring: "The root FSDP state has its value specially set to False"):
-/// torchtitan's root holds the embedding, final norm and output (parallelize_llama.py,
-/// apply_fsdp), `weight_bytes` per parameter in the mixed-precision policy's param_dtype.
-double fsdp_root_unsharded_bytes(const TrainingPlan& plan, const StageContents& c, double weight_bytes) {
-  if (plan.framework != Framework::fsdp || plan.optimizer.sharding != OptimizerSharding::full) return 0;
-  return as_double(c.parameters - c.layer_parameters) * weight_bytes;
-}
-
 } // namespace
 
 units::Bytes MemoryReport::peak() const {
@@ -334,7 +326,8 @@ double stage_buffers(const MemoryInputs& in, const StageContents& c) {
                             gathered(in.counts.dense_per_layer, in.counts.replicated_dense_per_layer));
   }
   buffers += context_kv_buffers(in.model, in.plan, activation_element);
-  buffers += fsdp_root_unsharded_bytes(in.plan, c, in.per_param.weights);
+  buffers += detail::fsdp_root_unsharded_bytes(in.plan, c.parameters - c.layer_parameters, in.per_param.weights);
+  buffers += detail::fsdp2_layer_buffer_bytes(in.plan, in.counts);
   return buffers;
 }
 

@@ -62,6 +62,10 @@ using twocs::test::TempDir;
 /// do (training.fp8_params, 2026-12-04): NeMo GPT-3 175B -6.5% / +1.9% -> -7.3% / +1.4%, Llama 2
 /// 70B +2.4% -> +1.7%, Llama 3 70B -6.8% -> -7.2%, Bridge Llama 3.1 405B -9.8% -> -10.3%; the
 /// mean 16.86% -> 16.92%.
+/// torchtitan's rows run FSDP2's copy-out after each all-gather and copy-in before each
+/// reduce-scatter, and hold FSDP2's per-layer buffers (2026-12-04): iteration -16.5% / -17.5% /
+/// -22.7% / -22.9% -> -14.7% / -15.7% / -20.6% / -20.9%, the mean 16.92% -> 16.60%; memory
+/// -8.0% / -10.4% / -6.6% / -9.4% -> -6.0% / -8.0% / -4.5% / -6.8%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
                                                         {"llama3-405b-8k-16384gpu", -0.1197},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0727},
@@ -82,19 +86,19 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.4578},
                                                         {"bridge-llama3-70b-fp8-64gpu", -0.0279},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.1029},
-                                                        {"torchtitan-llama3-8b-fsdp8", -0.1653},
-                                                        {"torchtitan-llama3-8b-fsdp128", -0.1750},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.2269},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.2295}};
+                                                        {"torchtitan-llama3-8b-fsdp8", -0.1473},
+                                                        {"torchtitan-llama3-8b-fsdp128", -0.1574},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.2060},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.2091}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
 /// (Until 2026-12-03 this table repeated the iteration errors, which the comparison of absolute
 /// values let pass; these are the memory errors themselves.)
-const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp8", -0.0801},
-                                                     {"torchtitan-llama3-8b-fsdp128", -0.1041},
-                                                     {"torchtitan-llama3-8b-fsdp8-compile", -0.0659},
-                                                     {"torchtitan-llama3-8b-fsdp128-compile", -0.0944}};
+const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp8", -0.0603},
+                                                     {"torchtitan-llama3-8b-fsdp128", -0.0798},
+                                                     {"torchtitan-llama3-8b-fsdp8-compile", -0.0448},
+                                                     {"torchtitan-llama3-8b-fsdp128-compile", -0.0681}};
 
 constexpr double margin = 0.005;
 
@@ -117,9 +121,9 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1692) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1660) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
-  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0861) <= margin);
+  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0633) <= margin);
 }
 
 TEST_CASE("folding the Llama 3 405B plan across pods of a 1:7 aggregation layer moves it by less than 1%") {

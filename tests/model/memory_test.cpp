@@ -170,3 +170,16 @@ TEST_CASE("context parallelism divides activations by cp and adds its K/V buffer
           doctest::Approx(one.communication_buffers.value() / 8 + blocks * block));
   }
 }
+
+TEST_CASE("FSDP2 holds one more gathered layer and a layer's gradients with their fp32 reduce-scatter input") {
+  const auto m = gpt(2, 1024, 16);
+  auto plan = plan_of(1, 1, 8, 1, 8);
+  plan.optimizer.sharding = OptimizerSharding::full;
+  const double megatron = estimate_memory(m, plan).stages[0].breakdown.communication_buffers.value();
+  plan.framework = Framework::fsdp;
+  const double fsdp = estimate_memory(m, plan).stages[0].breakdown.communication_buffers.value();
+  const auto counts = count_parameters(m, 1);
+  // The root's embedding (V h + s h) and final norm unsharded, 16-bit; per layer P_l (2 + 2 + 4).
+  const double root = 51200.0 * 1024 + 2048.0 * 1024 + static_cast<double>(counts.final_norm);
+  CHECK(fsdp - megatron == doctest::Approx(2.0 * root + 8.0 * static_cast<double>(counts.per_layer)));
+}

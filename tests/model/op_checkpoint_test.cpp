@@ -98,8 +98,13 @@ TEST_CASE("FSDP2 keeps its root's embedding, final norm and output unsharded aft
     plan.framework = f;
     return estimate_memory(m, plan).stages.at(0).breakdown.communication_buffers.value();
   };
-  // bf16 copies of the untied embedding and output (V h each) and the norm's h weights.
-  CHECK(buffers(Framework::fsdp) - buffers(Framework::megatron_lm) == doctest::Approx(2 * (2 * V * h + h)));
+  // bf16 copies of the untied embedding and output (V h each) and the norm's h weights; and per
+  // layer (weights 2 h^2 + 2 h kv + 3 h f, two norms 2 h, biases (h + 2 kv) + h + 2 f + h as
+  // Megatron's add_bias_linear default) one more gathered copy, the unsharded bf16 gradients and
+  // their fp32 reduce-scatter input: 2 + 2 + 4 bytes each (fsdp_memory.hpp).
+  const double kv = 1024, f = 14336;
+  const double layer = 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h + (h + 2 * kv) + h + 2 * f + h;
+  CHECK(buffers(Framework::fsdp) - buffers(Framework::megatron_lm) == doctest::Approx(2 * (2 * V * h + h) + 8 * layer));
   plan.optimizer.sharding = OptimizerSharding::optimizer;
   CHECK(buffers(Framework::fsdp) == doctest::Approx(buffers(Framework::megatron_lm)));
 }
