@@ -69,9 +69,38 @@ std::string describe_errno(int error, std::string_view fallback) {
   return error != 0 ? std::string(std::strerror(error)) : std::string(fallback);
 }
 
+/// Whether `path` (its symlinks followed: /dev/stdout) names a device, a FIFO or a socket: output
+/// goes into it, since a rename over it would replace the device or pipe with a plain file
+/// (`--json /dev/null` run as root would otherwise remove /dev/null).
+bool writes_in_place(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto type = std::filesystem::status(path, ec).type();
+  if (ec) return false;
+  using std::filesystem::file_type;
+  return type == file_type::character || type == file_type::block || type == file_type::fifo ||
+         type == file_type::socket;
+}
+
+void write_in_place(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
+  errno = 0;
+  std::ofstream out(path, std::ios::binary);
+  const auto failed = [&](std::string_view fallback) {
+    throw InputError(fmt::format("cannot write output file '{}': {}", path.string(), describe_errno(errno, fallback)),
+                     {}, std::string(fix_hint));
+  };
+  if (!out) failed("cannot open it");
+  write(out);
+  out.flush();
+  if (!out) failed("the write failed");
+}
+
 } // namespace
 
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
+  if (writes_in_place(path)) {
+    write_in_place(path, write);
+    return;
+  }
   remove_stale_temporaries(path);
   const auto temp = temporary_path_for(path);
   errno = 0;

@@ -45,6 +45,15 @@ std::string table_text(const std::vector<std::string>& header,
 
 PreparedResults prepare_results(const std::filesystem::path& path, const std::vector<std::string>& header,
                                 const config::Study& study) {
+  // The CSV is read back to resume and appended to row by row: a device or a pipe is neither (a
+  // read of /dev/full or /dev/zero never ends).
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw InputError(fmt::format("the results CSV '{}' is not a regular file: a sweep reads its CSV back to resume "
+                                 "and appends each row to it",
+                                 path.string()),
+                     {}, "give --output the path of a file (it is created if it does not exist)");
   const std::string text = std::filesystem::exists(path) ? read_all(path) : std::string();
   EarlierResults earlier = read_earlier_results(path, text, header, study);
   const std::string clean = table_text(header, earlier.rows);

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #include <twocs/error.hpp>
@@ -125,4 +127,19 @@ TEST_SUITE("output file") {
     fs::permissions(dir.path(), fs::perms::owner_all);
     CHECK(dir.entries().empty());
   }
+}
+
+TEST_CASE("an output path that is a pipe is written into, not replaced by a file") {
+  // Renaming a finished temporary over it would turn the pipe (or /dev/null, as root) into a
+  // plain file; the reader must get the content and the pipe must stay a pipe.
+  const TempDir dir("fifo");
+  const fs::path fifo = dir.path() / "out.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  std::string received;
+  std::thread reader([&] { received = read_text(fifo); });
+  write_file_atomically(fifo, std::string_view("{\"ok\": true}\n"));
+  reader.join();
+  CHECK(received == "{\"ok\": true}\n");
+  CHECK(fs::is_fifo(fifo));
+  CHECK(dir.entries() == std::vector<std::string>{"out.json"}); // no temporary beside it
 }

@@ -5,6 +5,7 @@
 // writes it. The same when the scenarios' scratch folder is the one that cannot be written.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <system_error>
 
 #include "sweep/results_file.hpp"
@@ -94,4 +95,18 @@ TEST_CASE("a sweep whose scratch folder's disk is full stops before it records a
 
   REQUIRE(wait_exit(start_sweep(folder)) == 0);
   CHECK(without_wall_times(read_results(folder.csv())).rows == reference.rows);
+}
+
+TEST_CASE("a sweep whose CSV path is a pipe or a device is refused, and the pipe is left as it was") {
+  // /dev/full or /dev/zero would never finish being read back; a rename over a pipe or a device
+  // would replace it with a plain file.
+  const StudyFolder folder("csv-fifo");
+  REQUIRE(::mkfifo(folder.csv().c_str(), 0644) == 0);
+  const fs::path log = folder.root / "first.log";
+  const int code = wait_exit_within(start_sweep(folder, log));
+  const std::string message = file_text(log);
+  CHECK_MESSAGE(code == 2, message);
+  CHECK_MESSAGE(contains(message, "is not a regular file: a sweep reads its CSV back"), message);
+  CHECK(fs::is_fifo(folder.csv()));
+  CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
 }

@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <sys/stat.h>
 
 #include "sweep/mpi_transport.hpp"
 #include "sweep/sweep_fixture.hpp"
@@ -174,6 +175,22 @@ TEST_CASE("under mpirun a bad study is reported once, by rank 0, and every rank 
   CHECK_MESSAGE(text.find(error) != std::string::npos, text);
   CHECK_MESSAGE(text.find(error) == text.rfind(error), text);
   CHECK(!fs::exists(folder.csv()));
+}
+
+TEST_CASE("under mpirun a results CSV that is a pipe is refused by rank 0, every rank exits 2, no lock is left") {
+  // A full disk cannot be staged under mpirun with RLIMIT_FSIZE: Open MPI's own session files hit
+  // the limit first (a rank dies of SIGXFSZ). A CSV that cannot be a results file is the fault
+  // rank 0 meets before any row here.
+  const StudyFolder folder("mpi-fifo");
+  REQUIRE(::mkfifo(folder.csv().c_str(), 0644) == 0);
+  const fs::path log = folder.root / "fifo.log";
+  CHECK(wait_exit(start_mpi_sweep(folder, 2, "out.csv", log)) == 2);
+  const std::string text = file_text(log);
+  const std::string error = "is not a regular file: a sweep reads its CSV back";
+  CHECK_MESSAGE(text.find(error) != std::string::npos, text);
+  CHECK_MESSAGE(text.find(error) == text.rfind(error), text);
+  CHECK(fs::is_fifo(folder.csv()));
+  CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
 }
 
 TEST_CASE("a finished scenario crosses between ranks unchanged, any bytes included") {
