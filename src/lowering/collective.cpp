@@ -181,11 +181,36 @@ void CollectiveInstance::lower_whole_folded(TaskSink& graph, const CollectiveSch
   mirrored_ = true;
   schedule_entries_.assign(devices_.size(), {});
   schedule_exits_.assign(devices_.size(), {});
+  std::vector<TaskId> firsts, lasts;
   for (std::size_t i = 0; i < schedule.messages.size(); ++i)
-    if (schedule.messages[i].after.empty()) schedule_entries_[member].push_back(lowered.tasks[i]);
-  for (const auto& exits : lowered.exits)
-    schedule_exits_[member].insert(schedule_exits_[member].end(), exits.begin(), exits.end());
+    if (schedule.messages[i].after.empty()) firsts.push_back(lowered.tasks[i]);
+  for (const auto& exits : lowered.exits) lasts.insert(lasts.end(), exits.begin(), exits.end());
+  // The member enters at every first message of the group and leaves after every last one. The
+  // next collective on its stream would wait with each of its first messages for each of these
+  // last ones: (first x last) dependencies, d^2 over a wide group. A gate of no bytes, which the
+  // engine completes the moment it is ready, joins them with first + last instead; the times are
+  // the same.
+  schedule_entries_[member] = gated(graph, std::move(firsts), tag, message, member, Gate::before);
+  schedule_exits_[member] = gated(graph, std::move(lasts), tag, message, member, Gate::after);
   graph.on_folded_collective(devices_.size(), schedule.messages.size());
+}
+
+std::vector<TaskId> CollectiveInstance::gated(TaskSink& graph, std::vector<TaskId> tasks, const TaskTag& tag,
+                                              Transfer message, std::size_t member, Gate side) const {
+  constexpr std::size_t ungated = 8; // small groups keep their direct dependencies
+  if (tasks.size() <= ungated) return tasks;
+  message.bytes = units::Bytes(0);
+  message.step = 0;
+  message.latency_steps = 1;
+  message.peer = devices_[(member + 1) % devices_.size()];
+  const TaskId gate = graph.add_transfer(devices_[member], tag, message);
+  for (const TaskId t : tasks) {
+    if (side == Gate::before)
+      graph.add_dependency(gate, t);
+    else
+      graph.add_dependency(t, gate);
+  }
+  return {gate};
 }
 
 void CollectiveInstance::lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point) {

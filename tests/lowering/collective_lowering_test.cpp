@@ -143,3 +143,28 @@ TEST_CASE("a schedule's coarse ring: per channel one message per link, steps x c
   CHECK(make_schedule(Algorithm::ring, CollectiveKind::all_reduce, units::Bytes(3.2e9), shape).messages.size() ==
         2u * 30 * 16);
 }
+
+TEST_CASE("folded, a wide tree is entered and left through one gate each, so two in a row join with two dependencies") {
+  // Lowered whole over 64 ranks, a tree all-reduce has many first and last messages; the next
+  // collective on the stream must wait for all of the last ones. Through the gates (transfers of
+  // no bytes) that is first + last dependencies, not first x last.
+  constexpr int n = 64;
+  TaskGraph graph(n);
+  const auto tree_spec = [&] {
+    CollectiveSpec spec = coarse_spec(model::Collective::all_reduce, 64.0e6, graph);
+    spec.algorithm = Algorithm::tree;
+    spec.shape.ranks_per_node = 8;
+    return spec;
+  };
+  CollectiveInstance one(graph, tree_spec(), first(n), 0, DeviceId{0});
+  CollectiveInstance two(graph, tree_spec(), first(n), 1, DeviceId{0});
+  const TaskId entry = graph.add_kernel(0, {}, {});
+  const auto after_one = one.join(graph, 0, std::span<const TaskId>(&entry, 1));
+  REQUIRE(after_one.size() == 1);
+  CHECK(graph.task(after_one[0]).is_transfer());
+  CHECK(graph.transfer(after_one[0]).bytes.value() == 0);
+  const std::size_t before = graph.dependency_count();
+  const auto after_two = two.join(graph, 0, after_one);
+  CHECK(graph.dependency_count() - before == 1); // the gate out of one into the gate of two
+  CHECK(after_two.size() == 1);
+}

@@ -88,6 +88,11 @@ private:
                                Transfer message, std::size_t member);
   void lower_whole_folded(TaskSink& graph, const CollectiveSchedule& schedule, const TaskTag& tag, Transfer message,
                           std::size_t member);
+  enum class Gate { before, after };
+  /// `tasks` behind one transfer of no bytes (a gate: the engine completes it when it is ready)
+  /// that precedes them all (before) or follows them all (after), when they are more than a few.
+  [[nodiscard]] std::vector<TaskId> gated(TaskSink& graph, std::vector<TaskId> tasks, const TaskTag& tag,
+                                          Transfer message, std::size_t member, Gate side) const;
 
   std::vector<DeviceId> devices_;
   int steps_ = 0;
