@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <twocs/cli/app.hpp>
+#include <twocs/cli/error_message.hpp>
 #include <twocs/config/study.hpp>
 #include <twocs/error.hpp>
 #include <twocs/sweep/mpi_job.hpp>
@@ -123,6 +124,13 @@ int run_sweep_command(const SweepCommandOptions& o, std::ostream& out, std::ostr
     return sweep_here(o, job, out, err);
   } catch (const sweep::PeerFailed& e) {
     if (job.rank() == 0) err << "twocs: error: " << e.what() << '\n';
+    return ExitCode::bad_input;
+  } catch (const InputError& e) {
+    if (job.size() == 1) throw;
+    // Under mpirun the message is written before `job` leaves the MPI job: the other ranks wait
+    // in MPI_Finalize for this one, and mpirun, which kills the job at the first rank that exits
+    // non-zero, would otherwise kill this rank before its message is out.
+    err << error_message(e) << std::endl;
     return ExitCode::bad_input;
   }
 }
