@@ -40,15 +40,18 @@ LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& 
   return {span(0), span(1)};
 }
 
+std::int64_t one_layer_replicas(const model::TrainingPlan& plan) {
+  const std::int64_t stage = plan.parallelism.tensor * plan.parallelism.context;
+  return plan.parallelism.expert / std::gcd(plan.parallelism.expert, stage);
+}
+
 LayerTimes time_one_layer(model::TransformerConfig model, model::TrainingPlan plan,
                           const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost, LayerPart part) {
   model.layers = 1;
   plan.parallelism.pipeline = 1;
   plan.parallelism.virtual_stages = 1;
   plan.parallelism.stage_layers.clear();
-  // The fewest replicas whose ranks the expert group spans (it is carved out of t x cp x d).
-  const std::int64_t stage = plan.parallelism.tensor * plan.parallelism.context;
-  plan.parallelism.data = plan.parallelism.expert / std::gcd(plan.parallelism.expert, stage);
+  plan.parallelism.data = one_layer_replicas(plan);
   plan.global_batch = plan.micro_batch * plan.parallelism.data;
   // One stage: the interleaved and dualpipe schedules are 1F1B (zb-h1 is 1F1B on its first stage).
   if (plan.pipeline_schedule == model::PipelineSchedule::interleaved_one_f_one_b ||

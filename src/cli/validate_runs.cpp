@@ -1,6 +1,5 @@
 // Simulating one row of a validation file through `twocs run`'s own path (simulate_scenario).
 #include <cmath>
-#include <numeric>
 
 #include <fmt/format.h>
 
@@ -137,11 +136,11 @@ std::vector<ValidationRow> layer_rows(const ValidationRun& run, const ValidateOp
   }
   const auto times = analysis::time_one_layer(scenario.workload.model, plan, scenario.cluster, *cost,
                                               moe ? analysis::LayerPart::moe : analysis::LayerPart::layer);
-  // The GPUs the MoE block spans: its expert group with the tensor (and context) ranks it holds.
-  const std::int64_t stage = plan.parallelism.tensor * plan.parallelism.context;
+  // The GPUs the MoE block spans: the replicas its expert group needs, with their tensor (and
+  // context) ranks.
+  const std::int64_t gpus = plan.parallelism.tensor * plan.parallelism.context * analysis::one_layer_replicas(plan);
   const std::string group =
-      moe ? fmt::format("{} (t = {}, ep = {}, one MoE block)", std::lcm(stage, plan.parallelism.expert),
-                        plan.parallelism.tensor, plan.parallelism.expert)
+      moe ? fmt::format("{} (t = {}, ep = {}, one MoE block)", gpus, plan.parallelism.tensor, plan.parallelism.expert)
           : fmt::format("{} (t = {}, one layer)", plan.parallelism.tensor, plan.parallelism.tensor);
   ValidationRow forward_row = row_of(run.name + " forward", run, group, ValidationKind::layer);
   forward_row.measured = run.forward;

@@ -30,13 +30,10 @@ void ShardedWeights::gather(DeviceLowering& device, const Weights& weights, cons
                             CollectiveWait wait) const {
   // Dense weights over the data group, which spans the context-parallel ranks too
   // (rank_layout.hpp); the routed experts' over the expert-data-parallel group that holds them.
-  const double element = model::weight_element_size(context_.plan);
-  const double linear_element = model::gathered_linear_weight_bytes(context_.plan);
   const auto over = [&](std::int64_t count, std::int64_t linear, const std::vector<DeviceId>& group) {
     if (count <= 0 || group.size() < 2) return;
     CollectiveSpec sized = spec;
-    sized.size =
-        units::Bytes(static_cast<double>(count - linear) * element + static_cast<double>(linear) * linear_element);
+    sized.size = units::Bytes(model::gathered_weight_bytes(context_.plan, count, linear));
     device.program.collective(sized, group, wait);
   };
   over(weights.parameters - weights.experts, weights.linear - weights.experts,

@@ -30,4 +30,9 @@ double gathered_linear_weight_bytes(const TrainingPlan& plan) {
   return fp8_primary_weights(plan) ? 1.0 : weight_element_size(plan);
 }
 
+double gathered_weight_bytes(const TrainingPlan& plan, std::int64_t parameters, std::int64_t linear) {
+  return static_cast<double>(parameters - linear) * weight_element_size(plan) +
+         static_cast<double>(linear) * gathered_linear_weight_bytes(plan);
+}
+
 } // namespace twocs::model

@@ -24,9 +24,9 @@ bool runs_fsdp2_copies(const TrainingPlan& plan) {
 }
 
 ComputeOp fsdp_all_gather_copy_out(const TrainingPlan& plan, std::int64_t parameters, std::int64_t linear, Pass pass) {
-  const double gathered = static_cast<double>(parameters - linear) * weight_element_size(plan) +
-                          static_cast<double>(linear) * gathered_linear_weight_bytes(plan);
-  return copy_kernel("fsdp.all_gather.copy_out", pass, plan.dtype, 2.0 * gathered); // read and write
+  // Read and written.
+  return copy_kernel("fsdp.all_gather.copy_out", pass, plan.dtype,
+                     2.0 * gathered_weight_bytes(plan, parameters, linear));
 }
 
 ComputeOp fsdp_reduce_scatter_copy_in(const TrainingPlan& plan, std::int64_t parameters) {

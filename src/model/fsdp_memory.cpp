@@ -30,11 +30,9 @@ double fsdp_root_unsharded_bytes(const TrainingPlan& plan, std::int64_t root_par
 /// reduce_scatter_state), while the next layer's unsharded gradients grow.
 double fsdp2_layer_buffer_bytes(const TrainingPlan& plan, const ParameterCounts& counts) {
   if (plan.framework != Framework::fsdp || plan.optimizer.sharding != OptimizerSharding::full) return 0;
-  const double element = weight_element_size(plan);
   const auto layer = [&](std::int64_t all, std::int64_t replicated) {
-    const double gathered =
-        as_double(replicated) * element + as_double(all - replicated) * gathered_linear_weight_bytes(plan);
-    return gathered + as_double(all) * (element + plan.grad_reduce_element_size());
+    return gathered_weight_bytes(plan, all, all - replicated) +
+           as_double(all) * (weight_element_size(plan) + plan.grad_reduce_element_size());
   };
   return std::max(layer(counts.per_layer, counts.replicated_per_layer),
                   layer(counts.dense_per_layer, counts.replicated_dense_per_layer));

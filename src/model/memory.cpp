@@ -257,12 +257,15 @@ void add_state(const MemoryInputs& in, const StageContents& c, MemoryBreakdown& 
   const double experts = as_double(c.expert_parameters);
   const double dense = as_double(c.parameters) - experts;
   const double expert_d = d * as_double(par.tensor) / as_double(par.expert);
-  const auto shards = [&](bool sharded) { return sharded ? dense / d + experts / expert_d : dense + experts; };
+  const auto held = [&](double dense_count, double expert_count, bool sharded) {
+    return sharded ? dense_count / d + expert_count / expert_d : dense_count + expert_count;
+  };
+  const auto shards = [&](bool sharded) { return held(dense, experts, sharded); };
   // ZeRO: stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 also the weights.
   // The linear layers' weights take their own bytes under FP8 training (fp8_weights.hpp).
   const bool full = sharding == OptimizerSharding::full;
   const double linear = as_double(c.linear_parameters);
-  const double linear_held = full ? (linear - experts) / d + experts / expert_d : linear;
+  const double linear_held = held(linear - experts, experts, full);
   const double linear_bytes = full ? gathered_linear_weight_bytes(in.plan) : resident_linear_weight_bytes(in.plan);
   b.weights = units::Bytes(shards(full) * in.per_param.weights + linear_held * (linear_bytes - in.per_param.weights));
   b.gradients = units::Bytes(shards(sharding == OptimizerSharding::gradients || sharding == OptimizerSharding::full) *
@@ -319,8 +322,7 @@ double stage_buffers(const MemoryInputs& in, const StageContents& c) {
     // Two layers gathered at once (the running one and the prefetched next), linear weights at
     // their gathered bytes (fp8_weights.hpp).
     const auto gathered = [&](std::int64_t all, std::int64_t replicated) {
-      return as_double(replicated) * in.per_param.weights +
-             as_double(all - replicated) * gathered_linear_weight_bytes(in.plan);
+      return gathered_weight_bytes(in.plan, all, all - replicated);
     };
     buffers += 2 * std::max(gathered(in.counts.per_layer, in.counts.replicated_per_layer),
                             gathered(in.counts.dense_per_layer, in.counts.replicated_dense_per_layer));

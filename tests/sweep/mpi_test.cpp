@@ -110,6 +110,13 @@ pid_t rank_process(pid_t launcher, int rank) {
   return 0;
 }
 
+/// The job's log holds `error` exactly once: one rank reported it, not every rank.
+void check_reported_once(const fs::path& log, const std::string& error) {
+  const std::string text = file_text(log);
+  CHECK_MESSAGE(text.find(error) != std::string::npos, text);
+  CHECK_MESSAGE(text.find(error) == text.rfind(error), text);
+}
+
 } // namespace
 
 TEST_CASE("an mpirun sweep whose rank 1 is killed with SIGKILL ends, and a rerun completes it") {
@@ -170,10 +177,7 @@ TEST_CASE("under mpirun a bad study is reported once, by rank 0, and every rank 
   std::ofstream(folder.study(), std::ios::app) << "  - {key: model.layres, values: [1, 2]}\n";
   const fs::path log = folder.root / "bad.log";
   CHECK(wait_exit(start_mpi_sweep(folder, 2, "out.csv", log)) == 2);
-  const std::string text = file_text(log);
-  const std::string error = "s.yaml:11:11: error: unknown key 'layres' in model";
-  CHECK_MESSAGE(text.find(error) != std::string::npos, text);
-  CHECK_MESSAGE(text.find(error) == text.rfind(error), text);
+  check_reported_once(log, "s.yaml:11:11: error: unknown key 'layres' in model");
   CHECK(!fs::exists(folder.csv()));
 }
 
@@ -185,10 +189,7 @@ TEST_CASE("under mpirun a results CSV that is a pipe is refused by rank 0, every
   REQUIRE(::mkfifo(folder.csv().c_str(), 0644) == 0);
   const fs::path log = folder.root / "fifo.log";
   CHECK(wait_exit(start_mpi_sweep(folder, 2, "out.csv", log)) == 2);
-  const std::string text = file_text(log);
-  const std::string error = "is not a regular file: a sweep reads its CSV back";
-  CHECK_MESSAGE(text.find(error) != std::string::npos, text);
-  CHECK_MESSAGE(text.find(error) == text.rfind(error), text);
+  check_reported_once(log, "is not a regular file: a sweep reads its CSV back");
   CHECK(fs::is_fifo(folder.csv()));
   CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
 }

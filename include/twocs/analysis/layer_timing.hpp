@@ -29,6 +29,10 @@ struct LayerTimes {
 [[nodiscard]] LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                     std::int32_t layer, LayerPart part = LayerPart::layer);
 
+/// The data-parallel replicas time_one_layer simulates: the fewest whose ranks the expert group
+/// spans (it is carved out of tensor x context x data), 1 without expert parallelism.
+[[nodiscard]] std::int64_t one_layer_replicas(const model::TrainingPlan& plan);
+
 /// One layer of `model` under `plan`'s tensor and sequence parallelism, recomputation and dtype,
 /// for one micro-batch on one pipeline stage and one data-parallel replica: the iteration
 /// lowering of a one-layer model, simulated on `cluster`, measured with layer_span. With expert

@@ -3,6 +3,8 @@
 // weights").
 #pragma once
 
+#include <cstdint>
+
 #include <twocs/model/training_plan.hpp>
 
 namespace twocs::model {
@@ -20,5 +22,9 @@ namespace twocs::model {
 /// Bytes per element of a linear layer's weight as a sharded optimizer or FSDP gathers it (and,
 /// under full sharding, holds its shard): 1 with FP8 primary weights, else the weight element.
 [[nodiscard]] double gathered_linear_weight_bytes(const TrainingPlan& plan);
+
+/// Bytes of `parameters` weights as gathered, `linear` of them linear layers' (at
+/// gathered_linear_weight_bytes), the rest at the weight element.
+[[nodiscard]] double gathered_weight_bytes(const TrainingPlan& plan, std::int64_t parameters, std::int64_t linear);
 
 } // namespace twocs::model
