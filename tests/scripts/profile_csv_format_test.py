@@ -40,7 +40,8 @@ def main():
     for kind, dims, name in p.fp8_gemms(quick=False):
         assert kind == "gemm" and all(dims[d] % 16 == 0 for d in ("m", "n", "k")), name  # _scaled_mm's rule
         flops = 2 * dims["m"] * dims["n"] * dims["k"]
-        fp8.append(dict(op=kind, shape=dims, dtype="fp8", seconds=flops / 900e12 + 5e-6, name=f"{name}.split_accum"))
+        fp8.append(dict(op=kind, shape=dims, dtype="fp8", seconds=flops / 900e12 + 5e-6, name=f"{name}.split_accum",
+                        accumulation="split"))
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "fp8.csv")
         with open(path, "w", newline="") as stream:
