@@ -20,9 +20,10 @@ namespace {
 
 using detail::join_names;
 
-constexpr std::array<std::string_view, 5> column_names = {"op", "shape", "dtype", "measured_time", "name"};
-enum Column : std::size_t { op, shape, dtype, measured_time, name };
-constexpr std::size_t required_columns = 4; // all but `name`
+constexpr std::array<std::string_view, 6> column_names = {"op",   "shape",       "dtype", "measured_time",
+                                                          "name", "accumulation"};
+enum Column : std::size_t { op, shape, dtype, measured_time, name, accumulation };
+constexpr std::size_t required_columns = 4; // all but `name` and `accumulation`
 
 struct Field {
   std::string text;
@@ -97,6 +98,20 @@ std::array<std::optional<std::size_t>, column_names.size()> read_header(const st
   return at;
 }
 
+/// The `accumulation` cell: empty, or split or fast on an FP8 GEMM row.
+hardware::Fp8Accumulation read_accumulation(const Field& cell, const hardware::KernelMeasurement& m,
+                                            const std::string& file, int line) {
+  if (cell.text.empty()) return hardware::Fp8Accumulation::any;
+  const bool fp8_gemm = m.dtype == model::Dtype::fp8 && m.gemm.has_value();
+  if (!fp8_gemm)
+    fail(file, line, cell.column, fmt::format("accumulation '{}' on a row that is not an FP8 GEMM", cell.text),
+         "leave the accumulation cell empty on bf16, fp16, fp32 and memory-bound rows");
+  if (cell.text == "split") return hardware::Fp8Accumulation::split;
+  if (cell.text == "fast") return hardware::Fp8Accumulation::fast;
+  fail(file, line, cell.column, fmt::format("unknown accumulation '{}'; allowed: split, fast", cell.text),
+       "write split (partial sums promoted to fp32, Transformer Engine's backward) or fast");
+}
+
 hardware::KernelMeasurement read_row(const std::vector<Field>& row,
                                      const std::array<std::optional<std::size_t>, column_names.size()>& at,
                                      const std::string& file, int line) {
@@ -136,6 +151,7 @@ hardware::KernelMeasurement read_row(const std::vector<Field>& row,
   }
   if (!(m.time.value() > 0))
     fail(file, line, time.column, "measured_time must be positive", "write the measured time, e.g. 1.234ms");
+  if (at[accumulation]) m.accumulation = read_accumulation(cell(accumulation), m, file, line);
   // A kernel launch takes microseconds and no single kernel an hour: outside 1 ns .. 1 h the
   // unit is wrong, and a denormal or huge time would break the fit.
   if (m.time.value() < 1e-9 || m.time.value() > 3600.0)

@@ -1,8 +1,13 @@
 #include "yaml_operator_model.hpp"
 
 #include <array>
+#include <filesystem>
+#include <iterator>
 
 #include <fmt/format.h>
+
+#include <twocs/config/profile_csv.hpp>
+#include <twocs/config/scenario_loader.hpp>
 
 #include "kernel_shape.hpp"
 #include "yaml_quantity.hpp"
@@ -11,12 +16,16 @@
 namespace twocs::config::detail {
 namespace {
 
-constexpr std::array<std::string_view, 12> operator_model_keys = {
-    "gemm_efficiency", "memory_efficiency", "kernel_overhead", "compute_units",          "gemm_tiles",
-    "gemm_k_half",     "matrix_dtypes",     "vector_tiles",    "vector_gemm_efficiency", "vector_flops",
-    "measured",        "attention_kernel"};
+constexpr std::array<std::string_view, 14> operator_model_keys = {
+    "gemm_efficiency", "memory_efficiency", "kernel_overhead",   "compute_units",          "gemm_tiles",
+    "gemm_k_half",     "matrix_dtypes",     "vector_tiles",      "vector_gemm_efficiency", "vector_flops",
+    "measured",        "attention_kernel",  "measured_profiles", "measured_device_scale"};
+constexpr std::array<std::string_view, 2> device_scale_keys = {"compute", "memory_bandwidth"};
 constexpr std::array<std::string_view, 4> tile_keys = {"m", "n", "k", "efficiency"};
-constexpr std::array<std::string_view, 6> measured_keys = {"op", "shape", "dtype", "time", "name", "kernel"};
+constexpr std::array<std::string_view, 7> measured_keys = {"op",   "shape",  "dtype",       "time",
+                                                           "name", "kernel", "accumulation"};
+constexpr std::array<std::string_view, 2> accumulation_names = {"split", "fast"};
+constexpr std::array accumulation_values = {hardware::Fp8Accumulation::split, hardware::Fp8Accumulation::fast};
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
 constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
 
@@ -92,7 +101,33 @@ hardware::KernelMeasurement read_measurement(const Field& item) {
   if (!(m.time.value() > 0))
     fail_at(time.where(), time.path, fmt::format("{} must be positive", time.path),
             "give the measured time, e.g. 1.2ms");
+  if (const auto f = r.optional("accumulation")) {
+    if (m.dtype != model::Dtype::fp8 || !m.gemm)
+      fail_at(f->where(), f->path, fmt::format("{} is set on a row that is not an FP8 GEMM", f->path),
+              "keep `accumulation` on fp8 gemm rows only");
+    m.accumulation = read_enum(*f, accumulation_names, accumulation_values);
+  }
   return m;
+}
+
+/// The rows of the profile CSVs a platform names, each path relative to the file that names it.
+std::vector<hardware::KernelMeasurement> read_measured_profiles(const Field& field) {
+  std::vector<hardware::KernelMeasurement> rows;
+  for (const Field& item : read_list(field)) {
+    const std::string path = read_text(item);
+    const std::string& source = item.where().file;
+    const bool from_file = !source.empty() && source.front() != '<' && !source.starts_with("--set");
+    const std::filesystem::path resolved =
+        from_file ? std::filesystem::path(source).parent_path() / path : std::filesystem::path(path);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(resolved, ec))
+      fail_at(item.where(), item.path,
+              fmt::format("{}: '{}' (resolved to '{}') is not a file", item.path, path, resolved.string()),
+              "give the profile CSV's path relative to the platform file (scripts/profile_operators.py writes one)");
+    auto table = parse_profile_csv(read_input(resolved));
+    rows.insert(rows.end(), std::make_move_iterator(table.begin()), std::make_move_iterator(table.end()));
+  }
+  return rows;
 }
 
 } // namespace
@@ -118,6 +153,21 @@ OperatorModelParams read_operator_model(const Field& field) {
   if (const auto f = m.optional("vector_flops")) k.vector_flops = read_flop_rate(*f, "19.5TFLOP/s");
   if (const auto f = m.optional("measured"))
     for (const Field& item : read_list(*f)) k.measured.push_back(read_measurement(item));
+  if (const auto f = m.optional("measured_device_scale")) {
+    // This device against the one its measured rows were timed on (KernelModelParams).
+    const MappingReader scale(*f, device_scale_keys);
+    const auto factor = [&](std::string_view key) {
+      const auto g = scale.optional(key);
+      return g ? read_real_between(*g, 0.01, 100, "give this device's rate over the measured device's, e.g. 0.92")
+               : 1.0;
+    };
+    k.measured_compute_scale = factor("compute");
+    k.measured_memory_scale = factor("memory_bandwidth");
+  }
+  if (const auto f = m.optional("measured_profiles")) {
+    auto rows = read_measured_profiles(*f);
+    k.measured.insert(k.measured.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  }
   if (const auto f = m.optional("attention_kernel")) k.attention_kernel = read_text(*f);
   return p;
 }

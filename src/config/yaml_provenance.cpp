@@ -15,7 +15,7 @@ namespace {
 
 // Every key of docs/input-formats.md's platform file that sets a rate, a size, a latency, an
 // efficiency or a kernel shape (the quantities a simulated time is computed from).
-constexpr std::array<std::string_view, 34> parameters = {
+constexpr std::array<std::string_view, 36> parameters = {
     "device.peak_flops",
     "device.memory",
     "device.memory_bandwidth",
@@ -32,6 +32,8 @@ constexpr std::array<std::string_view, 34> parameters = {
     "device.operator_model.vector_gemm_efficiency",
     "device.operator_model.vector_flops",
     "device.operator_model.measured",
+    "device.operator_model.measured_profiles",
+    "device.operator_model.measured_device_scale",
     "device.operator_model.attention_kernel",
     "node.devices",
     "node.interconnect.bandwidth",

@@ -60,11 +60,11 @@ void apply_whatif(const Field& field, hardware::ClusterSpec& cluster) {
   auto& device = cluster.device;
   for (auto& [dtype, peak] : device.peak_flops) peak *= x.compute;
   if (device.kernels.vector_flops) *device.kernels.vector_flops *= x.compute;
-  // Measured kernel times describe today's device; a faster device falls back to the kernel model.
-  if (x.compute != 1 || x.memory_bandwidth != 1) {
-    device.kernels.measured.clear();
-    device.kernels.attention_kernel.clear(); // no row names it any more
-  }
+  // Measured kernel times describe today's device: a faster one keeps each kernel's measured
+  // efficiency relative to the formula (its measured/formula ratio), as the paper's operator
+  // models keep today's efficiencies for future devices (docs/input-formats.md, "What-ifs").
+  device.kernels.measured_compute_scale *= x.compute;
+  device.kernels.measured_memory_scale *= x.memory_bandwidth;
   device.memory *= x.memory_capacity;
   device.memory_bandwidth *= x.memory_bandwidth;
   cluster.node.interconnect.bandwidth *= x.node_bandwidth;

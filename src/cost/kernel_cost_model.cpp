@@ -6,9 +6,25 @@
 
 namespace twocs::cost {
 
-KernelCostModel::KernelCostModel(hardware::DeviceSpec device)
-    : device_(std::move(device)),
-      table_(device_.kernels.measured, [this](const model::ComputeOp& op) { return formula_duration(op); }) {}
+KernelCostModel::KernelCostModel(hardware::DeviceSpec device) : device_(std::move(device)), table_(measured_table()) {}
+
+MeasuredTable KernelCostModel::measured_table() const {
+  const auto& k = device_.kernels;
+  if (k.measured.empty()) return {};
+  if (k.measured_compute_scale == 1 && k.measured_memory_scale == 1)
+    return MeasuredTable(k.measured, [this](const model::ComputeOp& op) { return formula_duration(op); });
+  // A what-if's device: each row's ratio is taken against the formula of the device it was
+  // measured on, and applied to this device's formula (MeasuredTable's rescaled lookup).
+  hardware::DeviceSpec measured_on = device_;
+  measured_on.kernels.measured.clear();
+  measured_on.kernels.measured_compute_scale = measured_on.kernels.measured_memory_scale = 1;
+  for (auto& [dtype, peak] : measured_on.peak_flops) peak *= 1.0 / k.measured_compute_scale;
+  if (measured_on.kernels.vector_flops) *measured_on.kernels.vector_flops *= 1.0 / k.measured_compute_scale;
+  measured_on.memory_bandwidth *= 1.0 / k.measured_memory_scale;
+  const KernelCostModel today(std::move(measured_on));
+  return MeasuredTable(
+      k.measured, [&today](const model::ComputeOp& op) { return today.formula_duration(op); }, true);
+}
 
 units::FlopRate KernelCostModel::vector_rate(model::Dtype dtype) const {
   if (device_.kernels.vector_flops) return *device_.kernels.vector_flops;

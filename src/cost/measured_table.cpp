@@ -54,7 +54,8 @@ std::vector<model::ComputeOp> kernel_steps(const hardware::KernelMeasurement& m)
   return {as_compute_op(m)};
 }
 
-MeasuredTable::MeasuredTable(std::span<const hardware::KernelMeasurement> rows, const Formula& formula) {
+MeasuredTable::MeasuredTable(std::span<const hardware::KernelMeasurement> rows, const Formula& formula, bool rescaled)
+    : rescaled_(rescaled) {
   entries_.reserve(rows.size());
   for (const auto& row : rows) {
     units::Seconds predicted{};
@@ -65,21 +66,36 @@ MeasuredTable::MeasuredTable(std::span<const hardware::KernelMeasurement> rows, 
     }
     assert(predicted.value() > 0 && row.time.value() > 0);
     entries_.push_back({row.kind, row.dtype, log_size_of(row.kind, row.gemm, row.attention, bytes),
-                        row.attention && row.attention->causal, std::log(row.time / predicted), row.time});
+                        row.attention && row.attention->causal, row.accumulation, std::log(row.time / predicted),
+                        row.time});
   }
+}
+
+hardware::Fp8Accumulation MeasuredTable::accumulation_for(const model::ComputeOp& op) const {
+  using hardware::Fp8Accumulation;
+  if (op.dtype != model::Dtype::fp8 || !is_gemm(op.kind)) return Fp8Accumulation::any;
+  const Fp8Accumulation own = hardware::fp8_accumulation_of(op.pass);
+  for (const auto& e : entries_)
+    if (e.kind == op.kind && e.dtype == op.dtype && e.accumulation == own) return own;
+  return Fp8Accumulation::any;
+}
+
+bool MeasuredTable::describes(const Entry& e, const model::ComputeOp& op, hardware::Fp8Accumulation wanted) {
+  return e.kind == op.kind && e.dtype == op.dtype &&
+         (wanted == hardware::Fp8Accumulation::any || e.accumulation == wanted);
 }
 
 std::optional<double> MeasuredTable::interpolated_log_ratio(const model::ComputeOp& op,
                                                             const std::vector<double>& at) const {
   // A fused attention kernel looks among the measurements of its own mask, if there are any.
   const bool causal = op.attention && op.attention->causal;
+  const hardware::Fp8Accumulation wanted = accumulation_for(op);
   bool same_mask = false;
-  for (const auto& e : entries_)
-    same_mask = same_mask || (e.kind == op.kind && e.dtype == op.dtype && e.causal == causal);
+  for (const auto& e : entries_) same_mask = same_mask || (describes(e, op, wanted) && e.causal == causal);
   double weights = 0;
   double weighted_log_ratio = 0;
   for (const auto& e : entries_) {
-    if (e.kind != op.kind || e.dtype != op.dtype || e.log_size.size() != at.size()) continue;
+    if (!describes(e, op, wanted) || e.log_size.size() != at.size()) continue;
     if (same_mask && e.causal != causal) continue;
     const double d2 = squared_distance(e.log_size, at);
     if (d2 < 1e-18) return e.log_ratio; // a measured size: its own ratio
@@ -94,11 +110,12 @@ std::optional<double> MeasuredTable::interpolated_log_ratio(const model::Compute
 std::optional<units::Seconds> MeasuredTable::lookup(const model::ComputeOp& op, units::Seconds formula_time) const {
   const std::vector<double> at = log_size_of(op.kind, op.gemm, op.attention, op.bytes);
   // A one-step kernel of a measured size gets the measurement itself (the same as its ratio).
-  if (!model::is_fused_attention(op.kind))
+  if (!model::is_fused_attention(op.kind) && !rescaled_) {
+    const hardware::Fp8Accumulation wanted = accumulation_for(op);
     for (const auto& e : entries_)
-      if (e.kind == op.kind && e.dtype == op.dtype && e.log_size.size() == at.size() &&
-          squared_distance(e.log_size, at) < 1e-18)
+      if (describes(e, op, wanted) && e.log_size.size() == at.size() && squared_distance(e.log_size, at) < 1e-18)
         return e.time;
+  }
   const auto log_ratio = interpolated_log_ratio(op, at);
   if (!log_ratio) return std::nullopt;
   return formula_time * std::exp(*log_ratio);

@@ -37,7 +37,7 @@ std::string chosen_attention_kernel(const DeviceSpec& device, const std::string&
                                  device.name, unnamed, listed(kernels)),
                      "device.operator_model.measured", "name every flash_forward and flash_backward row's kernel");
   const std::string& fallback = device.kernels.attention_kernel;
-  // Without measured attention rows (a formula-only platform, or a what-if that dropped them)
+  // Without measured attention rows (a formula-only platform)
   // there is nothing to choose: the formula prices every implementation alike.
   if (kernels.empty() && fallback.empty()) return requested;
   if (!requested.empty() && !kernels.empty()) {

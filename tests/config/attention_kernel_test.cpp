@@ -96,9 +96,13 @@ TEST_CASE("a platform's attention rows need a default when they name several, an
                                "this row's op is gemm");
 }
 
-TEST_CASE("a what-if that drops the measured rows drops the default with them") {
-  const auto s = config::load_scenario({"w.yaml", test::small_workload + "  attention_kernel: flash2\n"},
-                                       {"p.yaml", with_default}, {"whatif.compute_scale=2"});
-  CHECK(s.cluster.device.kernels.measured.empty());
-  CHECK(s.cluster.device.kernels.attention_kernel.empty());
+TEST_CASE("a what-if keeps the measured rows, the chosen implementation and the scales it applied") {
+  // The rows carry over at their measured/formula ratios (docs/input-formats.md, "What-ifs").
+  const auto s =
+      config::load_scenario({"w.yaml", test::small_workload + "  attention_kernel: flash2\n"}, {"p.yaml", with_default},
+                            {"whatif.compute_scale=2", "whatif.memory_bandwidth_scale=1.5"});
+  CHECK(attention_times(s) == std::vector<long>{150});
+  CHECK(s.cluster.device.kernels.attention_kernel == "cudnn");
+  CHECK(s.cluster.device.kernels.measured_compute_scale == doctest::Approx(2));
+  CHECK(s.cluster.device.kernels.measured_memory_scale == doctest::Approx(1.5));
 }

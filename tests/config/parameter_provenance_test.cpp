@@ -32,6 +32,7 @@ const config::ParameterProvenance* find(const config::PlatformProvenance& p, std
 TEST_CASE("every parameter of every shipped platform states its class and source") {
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms")) {
+    if (entry.path().extension() != ".yaml") continue; // platforms/measured/ holds profiles
     const std::string file = entry.path().filename().string();
     CAPTURE(file);
     const auto p = config::read_platform_provenance(config::read_input(entry.path()));

@@ -9,30 +9,13 @@
 #include <twocs/config/scenario_loader.hpp>
 
 #include "config/input_error_capture.hpp"
+#include "support/scratch_dir.hpp"
 
 using namespace twocs;
+using test::ScratchDir;
 using test::where;
 
 namespace {
-
-/// A fresh folder under the system's temporary directory, removed when the test ends.
-struct ScratchDir {
-  std::filesystem::path path;
-  explicit ScratchDir(const std::string& name) : path(std::filesystem::temp_directory_path() / name) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path / "workloads");
-    std::filesystem::create_directories(path / "platforms");
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  [[nodiscard]] std::filesystem::path write(const std::string& relative, const std::string& text) const {
-    const auto file = path / relative;
-    std::ofstream(file) << text;
-    return file;
-  }
-};
 
 /// test::small_platform under another name, to tell which platform file was read.
 std::string platform_named(const std::string& name) {

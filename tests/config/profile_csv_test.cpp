@@ -101,3 +101,22 @@ TEST_CASE("bad profiles: the rows, located at the offending character") {
   CHECK(where(csv_error(h + "gemm,\"m=1,n=1,k=1\",bf16,0us,x\n")) == "p.csv:2:25");
   CHECK(where(csv_error(h + "\n# c\ngemm,\"m=1,n=1,k=1\",bf16,1us,x\ngemm,x,bf16,1us,x\n")) == "p.csv:5:6");
 }
+
+TEST_CASE("the accumulation column: split or fast on FP8 GEMM rows, empty elsewhere") {
+  const std::string h = "op,shape,dtype,measured_time,name,accumulation\n";
+  const auto rows = config::parse_profile_csv(
+      {"p.csv", h + "gemm,\"m=16,n=16,k=16\",fp8,1us,a,split\ngemm,\"m=16,n=16,k=16\",fp8,1us,b,fast\n"
+                    "gemm,\"m=16,n=16,k=16\",fp8,1us,c,\ngemm,\"m=16,n=16,k=16\",bf16,1us,d,\n"});
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].accumulation == hardware::Fp8Accumulation::split);
+  CHECK(rows[1].accumulation == hardware::Fp8Accumulation::fast);
+  CHECK(rows[2].accumulation == hardware::Fp8Accumulation::any);
+  CHECK(rows[3].accumulation == hardware::Fp8Accumulation::any);
+  const auto unknown = csv_error(h + "gemm,\"m=16,n=16,k=16\",fp8,1us,a,slow\n");
+  CHECK(where(unknown) == "p.csv:2:33");
+  CHECK(contains(unknown.problem(), "allowed: split, fast"));
+  const auto bf16 = csv_error(h + "gemm,\"m=16,n=16,k=16\",bf16,1us,a,split\n");
+  CHECK(where(bf16) == "p.csv:2:34");
+  CHECK(contains(bf16.problem(), "not an FP8 GEMM"));
+  CHECK(where(csv_error(h + "softmax,bytes=1024,fp8,1us,a,fast\n")) == "p.csv:2:30");
+}

@@ -17,6 +17,7 @@ hardware::DeviceSpec with_table(std::vector<hardware::KernelMeasurement> rows) {
   hardware::DeviceSpec d;
   d.name = "test";
   d.peak_flops[model::Dtype::bf16] = units::FlopRate(312e12);
+  d.peak_flops[model::Dtype::fp8] = units::FlopRate(624e12);
   d.memory = units::Bytes(80e9);
   d.memory_bandwidth = units::ByteRate(2039e9);
   d.kernels.compute_units = 108;
@@ -151,4 +152,76 @@ TEST_CASE("the chosen attention implementation's rows price the kernel, the othe
   };
   CHECK(priced("cudnn") == doctest::Approx(1.039e-3).epsilon(1e-12));
   CHECK(priced("flash2") == doctest::Approx(1.651e-3).epsilon(1e-12));
+}
+
+namespace {
+
+hardware::KernelMeasurement fp8_square(std::int64_t n, double seconds, hardware::Fp8Accumulation accumulation) {
+  auto r = square(n, seconds);
+  r.dtype = model::Dtype::fp8;
+  r.accumulation = accumulation;
+  return r;
+}
+
+model::ComputeOp in_pass(model::ComputeOp op, model::Pass pass) {
+  op.pass = pass;
+  return op;
+}
+
+} // namespace
+
+TEST_CASE("FP8 GEMMs take the rows of their pass's accumulation: fast forward, split backward") {
+  using hardware::Fp8Accumulation;
+  const auto fast = fp8_square(8192, 0.9e-3, Fp8Accumulation::fast);
+  const auto split = fp8_square(8192, 1.0e-3, Fp8Accumulation::split);
+  const cost::KernelCostModel both(with_table({fast, split}));
+  const auto op = as_op(fast);
+  CHECK(both.duration(in_pass(op, model::Pass::forward)).value() == doctest::Approx(0.9e-3).epsilon(1e-12));
+  CHECK(both.duration(in_pass(op, model::Pass::recompute)).value() == doctest::Approx(0.9e-3).epsilon(1e-12));
+  CHECK(both.duration(in_pass(op, model::Pass::backward)).value() == doctest::Approx(1.0e-3).epsilon(1e-12));
+  // Between sizes each pass interpolates among its own rows only: at 4096 the ratios of the
+  // 8192 row of its accumulation (one row each: its ratio).
+  const cost::KernelCostModel plain(with_table({}));
+  auto smaller = as_op(fp8_square(4096, 0, Fp8Accumulation::any));
+  const double formula_8192 = plain.duration(op).value();
+  const auto ratio = [&](model::Pass pass) {
+    return both.duration(in_pass(smaller, pass)).value() / plain.duration(smaller).value();
+  };
+  CHECK(ratio(model::Pass::forward) == doctest::Approx(0.9e-3 / formula_8192).epsilon(1e-9));
+  CHECK(ratio(model::Pass::backward) == doctest::Approx(1.0e-3 / formula_8192).epsilon(1e-9));
+  // Rows of one accumulation (or none stated) price both passes.
+  const cost::KernelCostModel split_only(with_table({split}));
+  CHECK(split_only.duration(in_pass(op, model::Pass::forward)).value() == doctest::Approx(1.0e-3).epsilon(1e-12));
+  const cost::KernelCostModel unstated(with_table({fp8_square(8192, 0.95e-3, Fp8Accumulation::any)}));
+  CHECK(unstated.duration(in_pass(op, model::Pass::backward)).value() == doctest::Approx(0.95e-3).epsilon(1e-12));
+  // BF16 GEMMs ignore FP8 rows whatever their accumulation.
+  const auto bf16 = as_op(square(8192, 0));
+  CHECK(both.duration(bf16).value() == doctest::Approx(plain.duration(bf16).value()));
+}
+
+TEST_CASE("on a what-if's faster device a measured kernel keeps its measured/formula ratio") {
+  // Today's device: a measured GEMM and a measured softmax, 1.3x and 1.6x their formulas.
+  const cost::KernelCostModel today_plain(with_table({}));
+  auto gemm = square(8192, 0);
+  gemm.time = units::Seconds(1.3 * today_plain.duration(as_op(gemm)).value());
+  hardware::KernelMeasurement softmax;
+  softmax.kind = model::OpKind::softmax;
+  softmax.bytes = units::Bytes(1 << 30);
+  softmax.time = units::Seconds(1.6 * today_plain.duration(as_op(softmax)).value());
+  // The what-if (apply_whatif): peaks x2, bandwidth x1.5, the rows kept with the scales recorded.
+  auto future = with_table({gemm, softmax});
+  for (auto& [dtype, peak] : future.peak_flops) peak *= 2.0;
+  future.memory_bandwidth *= 1.5;
+  future.kernels.measured_compute_scale = 2;
+  future.kernels.measured_memory_scale = 1.5;
+  const cost::KernelCostModel model(future);
+  for (const auto& [row, ratio] : {std::pair{gemm, 1.3}, std::pair{softmax, 1.6}}) {
+    const auto op = as_op(row);
+    // At a measured size too: the new formula times today's ratio, not today's measured time.
+    CHECK(model.duration(op).value() == doctest::Approx(ratio * model.formula_duration(op).value()).epsilon(1e-9));
+    CHECK(model.duration(op).value() < row.time.value());
+  }
+  // Without scales the measured time itself.
+  CHECK(cost::KernelCostModel(with_table({gemm})).duration(as_op(gemm)).value() ==
+        doctest::Approx(gemm.time.value()).epsilon(1e-12));
 }

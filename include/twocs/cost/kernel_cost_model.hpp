@@ -36,6 +36,8 @@ private:
     units::Seconds compute, memory, overhead;
   };
   [[nodiscard]] Terms formula_terms(const model::ComputeOp& op) const;
+  /// The device's measured rows with their ratios to the formula of the device they were timed on.
+  [[nodiscard]] MeasuredTable measured_table() const;
 
   hardware::DeviceSpec device_;
   MeasuredTable table_;

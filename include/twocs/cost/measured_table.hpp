@@ -8,6 +8,10 @@
 // 1968, with power 2). The formula thus supplies the shape dependence (tiles, waves), the
 // measurements its level; at a measured size the measurement is returned exactly.
 //
+// An FP8 GEMM looks among the rows measured with its pass's accumulation (split in the backward
+// pass, fast otherwise: hardware::fp8_accumulation_of), or among all its dtype's rows when none
+// states that accumulation.
+//
 // A fused attention kernel (flash_forward, flash_backward) is placed by log2 of its batch x
 // heads, queries, keys and head dimension, among the measurements of its own mask (causal or
 // not; those of the other mask when its own has none). Its backward is two steps (the recomputed
@@ -38,8 +42,10 @@ public:
   using Formula = std::function<units::Seconds(const model::ComputeOp&)>;
 
   MeasuredTable() = default;
-  /// `formula` prices a measured kernel with the operator formulas (for the ratios).
-  MeasuredTable(std::span<const hardware::KernelMeasurement> rows, const Formula& formula);
+  /// `formula` prices a measured kernel with the operator formulas (for the ratios). `rescaled`:
+  /// the formula is another device's (the one the rows were timed on), so a kernel of a measured
+  /// size too gets the lookup's formula time times its row's ratio, not the measured time.
+  MeasuredTable(std::span<const hardware::KernelMeasurement> rows, const Formula& formula, bool rescaled = false);
 
   /// The measured or interpolated time of `op` whose formula time is `formula_time`; nullopt
   /// when nothing of its kind and dtype was measured.
@@ -54,11 +60,18 @@ private:
     std::vector<double> log_size; // log2 of m, n, k, batch (GEMMs), of heads, queries, keys,
                                   // head_dim (fused attention) or of bytes
     bool causal = false;          // fused attention: the mask
-    double log_ratio = 0;         // log(measured / formula)
+    hardware::Fp8Accumulation accumulation = hardware::Fp8Accumulation::any;
+    double log_ratio = 0; // log(measured / formula)
     units::Seconds time;
   };
   std::vector<Entry> entries_;
+  bool rescaled_ = false;
 
+  /// Whether `e` measured a kernel like `op`: its kind and dtype, and the accumulation `op`'s
+  /// pass runs with where the table has rows of that accumulation.
+  [[nodiscard]] static bool describes(const Entry& e, const model::ComputeOp& op, hardware::Fp8Accumulation wanted);
+  /// The accumulation whose rows `op` is priced from: its pass's, if the table has such rows.
+  [[nodiscard]] hardware::Fp8Accumulation accumulation_for(const model::ComputeOp& op) const;
   [[nodiscard]] std::optional<double> interpolated_log_ratio(const model::ComputeOp& op,
                                                              const std::vector<double>& at) const;
 };

@@ -29,6 +29,19 @@ struct GemmTile {
   friend bool operator==(const GemmTile&, const GemmTile&) = default;
 };
 
+/// How an FP8 GEMM accumulates its products in cuBLASLt: `fast` keeps partial sums in the
+/// tensor cores' reduced-precision accumulator, `split` promotes them to fp32 every few k steps
+/// (CUBLASLT_MATMUL_DESC_FAST_ACCUM 1 or 0), and is slower. Transformer Engine runs its forward
+/// GEMMs fast and its dgrad and wgrad GEMMs split (transformer_engine/common/recipe.py:
+/// fp8_gemm_fprop use_split_accumulator=False, fp8_gemm_dgrad and fp8_gemm_wgrad True), as
+/// torchao's float8 training does (Float8LinearConfig: use_fast_accum for the output only).
+enum class Fp8Accumulation : std::uint8_t { any, split, fast };
+
+/// The accumulation an FP8 GEMM of this pass runs with (above): split in the backward pass.
+[[nodiscard]] inline Fp8Accumulation fp8_accumulation_of(model::Pass pass) {
+  return pass == model::Pass::backward ? Fp8Accumulation::split : Fp8Accumulation::fast;
+}
+
 /// One measured kernel time (a row of a profile): what ran and how long it took.
 struct KernelMeasurement {
   std::string name; // what ran ("attn.qkv", "layernorm"); may be empty
@@ -41,6 +54,8 @@ struct KernelMeasurement {
   std::optional<model::AttentionShape> attention; // set for flash_forward and flash_backward
   units::Bytes bytes;                             // memory-bound kernels: HBM traffic read + written
   units::Flops flops;                             // memory-bound kernels: arithmetic (0 when not given)
+  /// FP8 GEMM rows: the accumulation measured (any: not stated, stands for both).
+  Fp8Accumulation accumulation = Fp8Accumulation::any;
   units::Seconds time;
 };
 
@@ -67,6 +82,11 @@ struct KernelModelParams {
   /// Measured kernel times; where some match a kernel's kind and dtype they replace the formula
   /// (interpolated between measured sizes).
   std::vector<KernelMeasurement> measured;
+  /// How many times the compute rates and the memory bandwidth of this device exceed those of the
+  /// device `measured` was timed on (a what-if's scales; 1: the same device). Each measured
+  /// kernel keeps its measured/formula ratio, taken against that device's formula.
+  double measured_compute_scale = 1;
+  double measured_memory_scale = 1;
   /// The fused attention implementation whose measured rows a workload gets unless its
   /// training.attention_kernel names another (empty: the rows' only one, if they name one).
   std::string attention_kernel;
