@@ -9,8 +9,8 @@
 `blockwise`: FP8 GEMMs scaled per 1x128 block of the activations and per 128x128 block of the
 weights (DeepSeek-V3's recipe, Transformer Engine's Float8BlockScaling: forward and dgrad), or
 per 1x128 block of both operands (its wgrad), through torch._scaled_mm (cuBLASLt's block
-scaling, CUDA 12.9 and later), at the shapes of scripts/training_shapes.py; each row's name ends
-in its operand scales. `grouped`: the GEMMs of E local experts with r rows each, run as E
+scaling, CUDA 12.9 and later), at the shapes of scripts/training_shapes.py; the rows' `scaling`
+is blockwise and each name ends in its operands' blocks. `grouped`: the GEMMs of E local experts with r rows each, run as E
 cuBLAS GEMMs on one stream, over 4 streams (Transformer Engine's GroupedLinear) and as one
 torch._grouped_mm (a CUTLASS grouped GEMM). `launch`: the GPU time per kernel of tiny kernels
 replayed from a CUDA graph (no host in the loop), queued ahead by eager PyTorch (the GPU-side gap
@@ -81,10 +81,10 @@ def blockwise(torch, args, device, rows):
             if not rows:
                 raise
             continue
-        scaling = "1x128.1x128" if both else "1x128.128x128"
-        rows.append(dict(op=kind, shape=dims, dtype="fp8", seconds=seconds, name=f"{name}.{scaling}",
-                         accumulation="split", scaling=scaling))
-        print(f"{name:40} fp8 {scaling} {seconds * 1e6:10.1f} us", file=sys.stderr)
+        blocks = "1x128.1x128" if both else "1x128.128x128"
+        rows.append(dict(op=kind, shape=dims, dtype="fp8", seconds=seconds, name=f"{name}.{blocks}",
+                         accumulation="split", scaling="blockwise"))
+        print(f"{name:40} fp8 {blocks} {seconds * 1e6:10.1f} us", file=sys.stderr)
 
 
 GROUPS = [  # (label, local experts, rows per expert, n, k): forward fc1 and fc2 of MoE layers

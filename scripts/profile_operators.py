@@ -24,11 +24,11 @@ flash_backward rows, the backend in the name.
 
 The CSV format (docs/operator-models.md, "Profiles"; read by src/config/profile_csv.cpp):
 
-    op,shape,dtype,measured_time,name,accumulation
-    gemm,"m=8192,n=2304,k=6144",bf16,1063.412us,22b.attn.qkv,
-    batched_gemm,"m=2048,n=2048,k=96,batch=32",bf16,210.334us,22b.attn.scores,
-    normalization,"bytes=201326592,flops=402653184",bf16,131.002us,layernorm,
-    gemm,"m=8192,n=2304,k=6144",fp8,601.2us,22b.attn.qkv.split_accum,split
+    op,shape,dtype,measured_time,name,accumulation,scaling
+    gemm,"m=8192,n=2304,k=6144",bf16,1063.412us,22b.attn.qkv,,
+    batched_gemm,"m=2048,n=2048,k=96,batch=32",bf16,210.334us,22b.attn.scores,,
+    normalization,"bytes=201326592,flops=402653184",bf16,131.002us,layernorm,,
+    gemm,"m=8192,n=2304,k=6144",fp8,601.2us,22b.attn.qkv.split_accum,split,
 
 FP8 (`--dtype fp8`, Hopper and later): the GEMMs only, as torch._scaled_mm with e4m3 inputs and
 bf16 output (Transformer Engine keeps the memory-bound kernels in bf16; batched GEMMs have no
@@ -52,7 +52,7 @@ import sys
 
 import training_shapes
 
-COLUMNS = ("op", "shape", "dtype", "measured_time", "name", "accumulation")
+COLUMNS = ("op", "shape", "dtype", "measured_time", "name", "accumulation", "scaling")
 ELEMENT_SIZE = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 
 
@@ -124,14 +124,14 @@ def format_shape(dims):
 
 def write_csv(rows, stream, comments=()):
     """rows: dicts with op, shape (a dict of counts), dtype, seconds, name and, for FP8 GEMMs,
-    accumulation; comments: lines written first, each after '# '."""
+    accumulation and scaling (tensorwise unless given); comments: lines written first, each after '# '."""
     for line in comments:
         stream.write(f"# {line}\n")
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(COLUMNS)
     for r in rows:
         writer.writerow([r["op"], format_shape(r["shape"]), r["dtype"], f"{r['seconds'] * 1e6:.3f}us", r["name"],
-                         r.get("accumulation", "")])
+                         r.get("accumulation", ""), r.get("scaling", "")])
 
 
 def median_time(torch, run, args):

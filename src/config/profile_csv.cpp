@@ -20,10 +20,10 @@ namespace {
 
 using detail::join_names;
 
-constexpr std::array<std::string_view, 6> column_names = {"op",   "shape",       "dtype", "measured_time",
-                                                          "name", "accumulation"};
-enum Column : std::size_t { op, shape, dtype, measured_time, name, accumulation };
-constexpr std::size_t required_columns = 4; // all but `name` and `accumulation`
+constexpr std::array<std::string_view, 7> column_names = {"op",   "shape",        "dtype",  "measured_time",
+                                                          "name", "accumulation", "scaling"};
+enum Column : std::size_t { op, shape, dtype, measured_time, name, accumulation, scaling };
+constexpr std::size_t required_columns = 4; // all but `name`, `accumulation` and `scaling`
 
 struct Field {
   std::string text;
@@ -112,6 +112,19 @@ hardware::Fp8Accumulation read_accumulation(const Field& cell, const hardware::K
        "write split (partial sums promoted to fp32, Transformer Engine's backward) or fast");
 }
 
+/// The `scaling` cell: empty, or tensorwise or blockwise on an FP8 GEMM row.
+hardware::Fp8Scaling read_scaling(const Field& cell, const hardware::KernelMeasurement& m, const std::string& file,
+                                  int line) {
+  if (cell.text.empty()) return hardware::Fp8Scaling::tensorwise;
+  if (m.dtype != model::Dtype::fp8 || !m.gemm)
+    fail(file, line, cell.column, fmt::format("scaling '{}' on a row that is not an FP8 GEMM", cell.text),
+         "leave the scaling cell empty on bf16, fp16, fp32 and memory-bound rows");
+  if (cell.text == "tensorwise") return hardware::Fp8Scaling::tensorwise;
+  if (cell.text == "blockwise") return hardware::Fp8Scaling::blockwise;
+  fail(file, line, cell.column, fmt::format("unknown scaling '{}'; allowed: tensorwise, blockwise", cell.text),
+       "write tensorwise (one scale per tensor) or blockwise (1x128 and 128x128 blocks)");
+}
+
 hardware::KernelMeasurement read_row(const std::vector<Field>& row,
                                      const std::array<std::optional<std::size_t>, column_names.size()>& at,
                                      const std::string& file, int line) {
@@ -152,6 +165,7 @@ hardware::KernelMeasurement read_row(const std::vector<Field>& row,
   if (!(m.time.value() > 0))
     fail(file, line, time.column, "measured_time must be positive", "write the measured time, e.g. 1.234ms");
   if (at[accumulation]) m.accumulation = read_accumulation(cell(accumulation), m, file, line);
+  if (at[scaling]) m.scaling = read_scaling(cell(scaling), m, file, line);
   // A kernel launch takes microseconds and no single kernel an hour: outside 1 ns .. 1 h the
   // unit is wrong, and a denormal or huge time would break the fit.
   if (m.time.value() < 1e-9 || m.time.value() > 3600.0)

@@ -11,6 +11,7 @@
 #include <twocs/embedded_scenario.hpp>
 #include <twocs/error.hpp>
 #include <twocs/hardware/attention_kernel.hpp>
+#include <twocs/hardware/fp8_scaling.hpp>
 #include <twocs/hardware/validate.hpp>
 #include <twocs/model/validate.hpp>
 
@@ -133,6 +134,7 @@ Scenario load_scenario(const InputText& workload, const InputText& platform,
     hardware::validate_fit(p.cluster, w.workload.plan);
     hardware::keep_attention_kernel(
         p.cluster.device, hardware::chosen_attention_kernel(p.cluster.device, w.workload.plan.attention_kernel));
+    hardware::keep_fp8_scaling(p.cluster.device, hardware::scaling_of(w.workload.plan.fp8_recipe));
   } catch (InputError& error) {
     if (!error.location())
       error.set_location(locate(is_workload_key(error.key_path()) ? w.document : p.document, error.key_path()));

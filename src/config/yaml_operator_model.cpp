@@ -22,8 +22,10 @@ constexpr std::array<std::string_view, 14> operator_model_keys = {
     "measured",        "attention_kernel",  "measured_profiles", "measured_device_scale"};
 constexpr std::array<std::string_view, 2> device_scale_keys = {"compute", "memory_bandwidth"};
 constexpr std::array<std::string_view, 4> tile_keys = {"m", "n", "k", "efficiency"};
-constexpr std::array<std::string_view, 7> measured_keys = {"op",   "shape",  "dtype",       "time",
-                                                           "name", "kernel", "accumulation"};
+constexpr std::array<std::string_view, 8> measured_keys = {"op",   "shape",  "dtype",        "time",
+                                                           "name", "kernel", "accumulation", "scaling"};
+constexpr std::array<std::string_view, 2> scaling_names = {"tensorwise", "blockwise"};
+constexpr std::array scaling_values = {hardware::Fp8Scaling::tensorwise, hardware::Fp8Scaling::blockwise};
 constexpr std::array<std::string_view, 2> accumulation_names = {"split", "fast"};
 constexpr std::array accumulation_values = {hardware::Fp8Accumulation::split, hardware::Fp8Accumulation::fast};
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
@@ -106,6 +108,12 @@ hardware::KernelMeasurement read_measurement(const Field& item) {
       fail_at(f->where(), f->path, fmt::format("{} is set on a row that is not an FP8 GEMM", f->path),
               "keep `accumulation` on fp8 gemm rows only");
     m.accumulation = read_enum(*f, accumulation_names, accumulation_values);
+  }
+  if (const auto f = r.optional("scaling")) {
+    if (m.dtype != model::Dtype::fp8 || !m.gemm)
+      fail_at(f->where(), f->path, fmt::format("{} is set on a row that is not an FP8 GEMM", f->path),
+              "keep `scaling` on fp8 gemm rows only");
+    m.scaling = read_enum(*f, scaling_names, scaling_values);
   }
   return m;
 }

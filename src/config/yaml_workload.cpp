@@ -32,7 +32,7 @@ constexpr std::array<std::string_view, 2> position_names = {"learned", "rope"};
 constexpr std::array position_values = {model::PositionKind::learned, model::PositionKind::rope};
 constexpr std::array<std::string_view, 2> mask_names = {"causal", "full"};
 constexpr std::array mask_values = {model::AttentionMask::causal, model::AttentionMask::full};
-constexpr std::array<std::string_view, 18> training_keys = {"global_batch",
+constexpr std::array<std::string_view, 19> training_keys = {"global_batch",
                                                             "micro_batch",
                                                             "dtype",
                                                             "parallelism",
@@ -49,7 +49,12 @@ constexpr std::array<std::string_view, 18> training_keys = {"global_batch",
                                                             "grad_reduce",
                                                             "grad_accumulation_fusion",
                                                             "fp8_params",
+                                                            "fp8_recipe",
                                                             "collectives"};
+constexpr std::array<std::string_view, 3> fp8_recipe_names = {"delayed", "tensorwise", "blockwise"};
+constexpr std::array fp8_recipe_values = {model::TrainingPlan::Fp8Recipe::delayed,
+                                          model::TrainingPlan::Fp8Recipe::tensorwise,
+                                          model::TrainingPlan::Fp8Recipe::blockwise};
 constexpr std::array<std::string_view, 5> host_keys = {"micro_batch_overhead", "iteration_overhead", "synchronize",
                                                        "launch_time", "cuda_graphs"};
 constexpr std::array<std::string_view, 3> cuda_graphs_names = {"none", "partial", "full"};
@@ -307,6 +312,7 @@ TrainingPlan read_training(const Field& field, PlanSearchRequest& search) {
   if (const auto f = t.optional("grad_reduce")) plan.grad_reduce = read_enum(*f, grad_reduce_names, grad_reduce_values);
   if (const auto f = t.optional("grad_accumulation_fusion")) plan.grad_accumulation_fusion = read_bool(*f);
   if (const auto f = t.optional("fp8_params")) plan.fp8_params = read_bool(*f);
+  if (const auto f = t.optional("fp8_recipe")) plan.fp8_recipe = read_enum(*f, fp8_recipe_names, fp8_recipe_values);
   return plan;
 }
 

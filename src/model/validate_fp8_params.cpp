@@ -1,4 +1,4 @@
-// training.fp8_params: the combinations the frameworks refuse.
+// training.fp8_params and training.fp8_recipe: the combinations the frameworks refuse.
 #include "validate_fp8_params.hpp"
 
 #include <fmt/format.h>
@@ -8,6 +8,10 @@
 namespace twocs::model::detail {
 
 void validate_fp8_params(const TrainingPlan& plan) {
+  if (plan.fp8_recipe != TrainingPlan::Fp8Recipe::delayed && plan.dtype != Dtype::fp8)
+    throw InputError(fmt::format("training.fp8_recipe says how FP8 tensors are scaled, but training.dtype is {}",
+                                 to_string(plan.dtype)),
+                     "training.fp8_recipe", "set training.dtype: fp8, or remove fp8_recipe");
   if (!plan.fp8_params) return;
   constexpr const char* key = "training.fp8_params";
   if (plan.dtype != Dtype::fp8)

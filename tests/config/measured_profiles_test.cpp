@@ -3,7 +3,9 @@
 // a missing file is an error at the key, a bad row an error at its place in the CSV.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include <twocs/config/scenario_loader.hpp>
 
@@ -76,4 +78,43 @@ TEST_CASE("measured_profiles errors: a missing file at the key, a bad row in the
       "[]",
       "    measured:\n      - {op: gemm, shape: \"m=64,n=64,k=64\", dtype: fp8, time: 2us, accumulation: slow}\n"));
   CHECK(where(word) == "p.yaml:10:82");
+}
+
+TEST_CASE("training.fp8_recipe keeps the FP8 GEMM rows of its scaling, else the per-tensor rows stand in") {
+  const std::string rows = "    measured:\n"
+                           "      - {op: gemm, shape: \"m=64,n=64,k=64\", dtype: fp8, time: 2us}\n"
+                           "      - {op: gemm, shape: \"m=64,n=64,k=64\", dtype: fp8, time: 3us, scaling: blockwise}\n"
+                           "      - {op: gemm, shape: \"m=64,n=64,k=64\", dtype: bf16, time: 4us}\n";
+  const auto times = [&](const std::string& platform, const std::string& recipe) {
+    std::vector<long> us;
+    const auto s = config::load_scenario({"w.yaml", test::small_workload}, {"p.yaml", platform},
+                                         {"training.dtype=fp8", "training.fp8_recipe=" + recipe});
+    for (const auto& r : s.cluster.device.kernels.measured) us.push_back(std::lround(r.time.value() * 1e6));
+    return us;
+  };
+  const std::string both = platform_naming("[]", rows);
+  CHECK(times(both, "delayed") == std::vector<long>{2, 4});
+  CHECK(times(both, "tensorwise") == std::vector<long>{2, 4});
+  CHECK(times(both, "blockwise") == std::vector<long>{3, 4});
+  // No blockwise row: the per-tensor rows price the blockwise recipe.
+  const std::string tensor_only =
+      platform_naming("[]", "    measured:\n      - {op: gemm, shape: \"m=64,n=64,k=64\", dtype: fp8, time: 2us}\n");
+  CHECK(times(tensor_only, "blockwise") == std::vector<long>{2});
+  // The recipe only with FP8; a scaling only on FP8 GEMM rows, in the CSV too.
+  const auto bf16 = test::workload_error(test::small_workload, {"training.fp8_recipe=blockwise"});
+  CHECK(bf16.key_path() == "training.fp8_recipe");
+  const auto word = test::workload_error(test::small_workload, {"training.dtype=fp8", "training.fp8_recipe=block"});
+  CHECK(word.problem().find("blockwise") != std::string::npos);
+  const auto row = test::platform_error(platform_naming(
+      "[]",
+      "    measured:\n      - {op: softmax, shape: \"bytes=1024\", dtype: bf16, time: 2us, scaling: blockwise}\n"));
+  CHECK(row.problem().find("not an FP8 GEMM") != std::string::npos);
+  const ScratchDir dir("twocs-measured-profiles-scaling");
+  (void)dir.write("platforms/s.csv", "op,shape,dtype,measured_time,scaling\ngemm,\"m=16,n=16,k=16\",fp8,1us,blockwise\n"
+                                     "gemm,\"m=16,n=16,k=16\",fp8,1us,rowwise\n");
+  const auto csv = test::input_error_of([&] {
+    (void)config::parse_platform(config::read_input(dir.write("platforms/p.yaml", platform_naming("[s.csv]"))));
+  });
+  CHECK(where(csv) == (dir.path / "platforms/s.csv").string() + ":3:31");
+  CHECK(csv.problem().find("allowed: tensorwise, blockwise") != std::string::npos);
 }

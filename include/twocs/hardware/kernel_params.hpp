@@ -42,6 +42,10 @@ enum class Fp8Accumulation : std::uint8_t { any, split, fast };
   return pass == model::Pass::backward ? Fp8Accumulation::split : Fp8Accumulation::fast;
 }
 
+/// How an FP8 GEMM row scaled its operands: one factor per tensor (Transformer Engine's delayed
+/// and current scaling), or per 1x128 and 128x128 block (its Float8BlockScaling).
+enum class Fp8Scaling : std::uint8_t { tensorwise, blockwise };
+
 /// One measured kernel time (a row of a profile): what ran and how long it took.
 struct KernelMeasurement {
   std::string name; // what ran ("attn.qkv", "layernorm"); may be empty
@@ -56,6 +60,8 @@ struct KernelMeasurement {
   units::Flops flops;                             // memory-bound kernels: arithmetic (0 when not given)
   /// FP8 GEMM rows: the accumulation measured (any: not stated, stands for both).
   Fp8Accumulation accumulation = Fp8Accumulation::any;
+  /// FP8 GEMM rows: the operands' scaling (tensorwise unless stated).
+  Fp8Scaling scaling = Fp8Scaling::tensorwise;
   units::Seconds time;
 };
 

@@ -238,6 +238,12 @@ struct TrainingPlan {
   /// --fp8-param-gather, default off; NeMo's and Megatron-Bridge's FP8 recipes turn it on;
   /// torchtitan's float8.enable_fsdp_float8_all_gather). model/fp8_weights.hpp has the bytes.
   bool fp8_params = false;
+  /// How FP8 tensors are scaled (only with dtype fp8), Megatron-LM's --fp8-recipe: `delayed`
+  /// (its default, Transformer Engine's DelayedScaling) and `tensorwise` (Float8CurrentScaling)
+  /// scale each tensor by one factor; `blockwise` (Float8BlockScaling, DeepSeek-V3's recipe)
+  /// scales activations and gradients per 1x128 block and weights per 128x128 block, and runs
+  /// other GEMM kernels (hardware/fp8_scaling.hpp).
+  enum class Fp8Recipe : std::uint8_t { delayed, tensorwise, blockwise } fp8_recipe = Fp8Recipe::delayed;
 
   /// Bytes per element of the data-parallel gradient reduction under `grad_reduce`.
   [[nodiscard]] double grad_reduce_element_size() const {
