@@ -66,30 +66,39 @@ using twocs::test::TempDir;
 /// reduce-scatter, and hold FSDP2's per-layer buffers (2026-12-04): iteration -16.5% / -17.5% /
 /// -22.7% / -22.9% -> -14.7% / -15.7% / -20.6% / -20.9%, the mean 16.92% -> 16.60%; memory
 /// -8.0% / -10.4% / -6.6% / -9.4% -> -6.0% / -8.0% / -4.5% / -6.8%.
-const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.1439},
-                                                        {"llama3-405b-8k-16384gpu", -0.1197},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0727},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0140},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0166},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0716},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.2147},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5094},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1654},
-                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2981},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.3204},
-                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.1104},
-                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0868},
-                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0460},
-                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0243},
-                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.2001},
-                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2619},
-                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.4578},
-                                                        {"bridge-llama3-70b-fp8-64gpu", -0.0279},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.1029},
-                                                        {"torchtitan-llama3-8b-fsdp8", -0.1473},
-                                                        {"torchtitan-llama3-8b-fsdp128", -0.1574},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.2060},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.2091}};
+/// The GH100 platforms price bf16 and FP8 GEMMs from GEMMs measured on an H200 SXM at training
+/// shapes, FP8 forward with fast and backward with split accumulation, and cuDNN's causal
+/// backward attention from the same run; the Grand Teton platform takes them at its peaks' ratio
+/// (platforms/measured/, 2026-12-04): Llama 3 405B -14.4% / -11.9% -> -4.1% / -1.7%, NeMo GPT-3
+/// -7.3% / +1.4% -> -1.2% / +7.9%, Llama 2 70B +1.7% -> +5.3%, Llama 3 70B -7.2% -> -3.4%, 8B
+/// -21.5% -> -17.8%, Bridge 70B -2.8% -> +2.5%, 405B -10.3% -> -5.5%, torchtitan -14.7% / -15.7%
+/// / -20.6% / -20.9% -> -6.3% / -7.4% / -10.9% / -11.2%; the mean 16.60% -> 13.16%. The GH100
+/// kernel_overhead measured the same day (3.2 us, was an assumed 4 us) moves no row by more than
+/// 0.4 points.
+const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
+                                                        {"llama3-405b-8k-16384gpu", -0.0175},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0139},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0778},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0504},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0361},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1794},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4974},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1346},
+                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2633},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2844},
+                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0835},
+                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0717},
+                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0448},
+                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0323},
+                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1997},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2543},
+                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.4377},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0240},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0590},
+                                                        {"torchtitan-llama3-8b-fsdp8", -0.0630},
+                                                        {"torchtitan-llama3-8b-fsdp128", -0.0737},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.1085},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.1117}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
@@ -121,7 +130,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1660) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1317) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0633) <= margin);
 }
