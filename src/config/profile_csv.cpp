@@ -98,31 +98,20 @@ std::array<std::optional<std::size_t>, column_names.size()> read_header(const st
   return at;
 }
 
-/// The `accumulation` cell: empty, or split or fast on an FP8 GEMM row.
-hardware::Fp8Accumulation read_accumulation(const Field& cell, const hardware::KernelMeasurement& m,
-                                            const std::string& file, int line) {
-  if (cell.text.empty()) return hardware::Fp8Accumulation::any;
-  const bool fp8_gemm = m.dtype == model::Dtype::fp8 && m.gemm.has_value();
-  if (!fp8_gemm)
-    fail(file, line, cell.column, fmt::format("accumulation '{}' on a row that is not an FP8 GEMM", cell.text),
-         "leave the accumulation cell empty on bf16, fp16, fp32 and memory-bound rows");
-  if (cell.text == "split") return hardware::Fp8Accumulation::split;
-  if (cell.text == "fast") return hardware::Fp8Accumulation::fast;
-  fail(file, line, cell.column, fmt::format("unknown accumulation '{}'; allowed: split, fast", cell.text),
-       "write split (partial sums promoted to fp32, Transformer Engine's backward) or fast");
-}
-
-/// The `scaling` cell: empty, or tensorwise or blockwise on an FP8 GEMM row.
-hardware::Fp8Scaling read_scaling(const Field& cell, const hardware::KernelMeasurement& m, const std::string& file,
-                                  int line) {
-  if (cell.text.empty()) return hardware::Fp8Scaling::tensorwise;
+/// An FP8 GEMM row's cell `column` (accumulation, scaling): `empty` when blank, else one of the
+/// two `names` (their `values`); on any other row it must be blank.
+template <typename Enum>
+Enum read_fp8_cell(const Field& cell, std::string_view column, const hardware::KernelMeasurement& m,
+                   std::array<std::string_view, 2> names, std::array<Enum, 2> values, Enum empty,
+                   const std::string& file, int line) {
+  if (cell.text.empty()) return empty;
   if (m.dtype != model::Dtype::fp8 || !m.gemm)
-    fail(file, line, cell.column, fmt::format("scaling '{}' on a row that is not an FP8 GEMM", cell.text),
-         "leave the scaling cell empty on bf16, fp16, fp32 and memory-bound rows");
-  if (cell.text == "tensorwise") return hardware::Fp8Scaling::tensorwise;
-  if (cell.text == "blockwise") return hardware::Fp8Scaling::blockwise;
-  fail(file, line, cell.column, fmt::format("unknown scaling '{}'; allowed: tensorwise, blockwise", cell.text),
-       "write tensorwise (one scale per tensor) or blockwise (1x128 and 128x128 blocks)");
+    fail(file, line, cell.column, fmt::format("{} '{}' on a row that is not an FP8 GEMM", column, cell.text),
+         fmt::format("leave the {} cell empty on bf16, fp16, fp32 and memory-bound rows", column));
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (cell.text == names[i]) return values[i];
+  fail(file, line, cell.column, fmt::format("unknown {} '{}'; allowed: {}, {}", column, cell.text, names[0], names[1]),
+       fmt::format("write {} or {} (docs/operator-models.md, \"Profiles\")", names[0], names[1]));
 }
 
 hardware::KernelMeasurement read_row(const std::vector<Field>& row,
@@ -164,8 +153,14 @@ hardware::KernelMeasurement read_row(const std::vector<Field>& row,
   }
   if (!(m.time.value() > 0))
     fail(file, line, time.column, "measured_time must be positive", "write the measured time, e.g. 1.234ms");
-  if (at[accumulation]) m.accumulation = read_accumulation(cell(accumulation), m, file, line);
-  if (at[scaling]) m.scaling = read_scaling(cell(scaling), m, file, line);
+  using hardware::Fp8Accumulation;
+  using hardware::Fp8Scaling;
+  if (at[accumulation])
+    m.accumulation = read_fp8_cell(cell(accumulation), "accumulation", m, {"split", "fast"},
+                                   {Fp8Accumulation::split, Fp8Accumulation::fast}, Fp8Accumulation::any, file, line);
+  if (at[scaling])
+    m.scaling = read_fp8_cell(cell(scaling), "scaling", m, {"tensorwise", "blockwise"},
+                              {Fp8Scaling::tensorwise, Fp8Scaling::blockwise}, Fp8Scaling::tensorwise, file, line);
   // A kernel launch takes microseconds and no single kernel an hour: outside 1 ns .. 1 h the
   // unit is wrong, and a denormal or huge time would break the fit.
   if (m.time.value() < 1e-9 || m.time.value() > 3600.0)
