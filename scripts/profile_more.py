@@ -11,8 +11,10 @@ weights (DeepSeek-V3's recipe, Transformer Engine's Float8BlockScaling: forward 
 per 1x128 block of both operands (its wgrad), through torch._scaled_mm (cuBLASLt's block
 scaling, CUDA 12.9 and later), at the shapes of scripts/training_shapes.py; the rows' `scaling`
 is blockwise and each name ends in its operands' blocks. `grouped`: the GEMMs of E local experts with r rows each, run as E
-cuBLAS GEMMs on one stream, over 4 streams (Transformer Engine's GroupedLinear) and as one
-torch._grouped_mm (a CUTLASS grouped GEMM). `launch`: the GPU time per kernel of tiny kernels
+cuBLAS GEMMs on one stream, over 4 streams (as Transformer Engine's GroupedLinear does in C++) and
+as one torch._grouped_mm (a CUTLASS grouped GEMM); the 4-stream loop runs in Python, whose host
+time per group (stream switches and waits, about 100 us) exceeds the GPU's for small experts, so
+those rows time the host, not the GPU. `launch`: the GPU time per kernel of tiny kernels
 replayed from a CUDA graph (no host in the loop), queued ahead by eager PyTorch (the GPU-side gap
 between launches) and the host time per eager PyTorch call (dispatch and launch). `layouts`: the
 dense layers' bf16 GEMMs with the operands laid out as nn.Linear's forward (x W^T, the weight
@@ -214,8 +216,12 @@ def main():
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--device", default="cuda:0")
     args = parser.parse_args()
+    import signal
+
     import torch
 
+    # A timeout's SIGTERM unwinds through the finally below, so what was measured is written.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     device = torch.device(args.device)
     rows = []
     try:
