@@ -118,3 +118,22 @@ TEST_CASE("training.fp8_recipe keeps the FP8 GEMM rows of its scaling, else the 
   CHECK(where(csv) == (dir.path / "platforms/s.csv").string() + ":3:31");
   CHECK(csv.problem().find("allowed: tensorwise, blockwise") != std::string::npos);
 }
+
+TEST_CASE("measured_device_scale: this device against the one its measured rows were timed on") {
+  const auto scaled = config::parse_platform(
+      {"p.yaml", platform_naming("[]", "    measured_device_scale: {compute: 0.922, memory_bandwidth: 0.716}\n")});
+  CHECK(scaled.device.kernels.measured_compute_scale == doctest::Approx(0.922));
+  CHECK(scaled.device.kernels.measured_memory_scale == doctest::Approx(0.716));
+  const auto partial =
+      config::parse_platform({"p.yaml", platform_naming("[]", "    measured_device_scale: {compute: 2}\n")});
+  CHECK(partial.device.kernels.measured_memory_scale == 1);
+  // A what-if multiplies onto the platform's own scale.
+  const auto both = config::load_scenario(
+      {"w.yaml", test::small_workload},
+      {"p.yaml", platform_naming("[]", "    measured_device_scale: {compute: 0.5}\n")}, {"whatif.compute_scale=3"});
+  CHECK(both.cluster.device.kernels.measured_compute_scale == doctest::Approx(1.5));
+  const auto zero = test::platform_error(platform_naming("[]", "    measured_device_scale: {compute: 0}\n"));
+  CHECK(where(zero) == "p.yaml:9:38");
+  const auto key = test::platform_error(platform_naming("[]", "    measured_device_scale: {flops: 2}\n"));
+  CHECK(key.fix().find("compute") != std::string::npos);
+}
