@@ -34,6 +34,9 @@ void write_measurements(std::string& out, std::span<const hardware::KernelMeasur
                        quoted(detail::format_kernel_shape(m)), model::to_string(m.dtype), microseconds(m.time));
     if (!m.name.empty()) out += fmt::format(", name: {}", quoted(m.name));
     if (!m.kernel.empty()) out += fmt::format(", kernel: {}", quoted(m.kernel));
+    if (m.accumulation != hardware::Fp8Accumulation::any)
+      out += fmt::format(", accumulation: {}", m.accumulation == hardware::Fp8Accumulation::split ? "split" : "fast");
+    if (m.scaling == hardware::Fp8Scaling::blockwise) out += ", scaling: blockwise";
     out += "}\n";
   }
 }

@@ -193,7 +193,13 @@ TEST_CASE("--set reaches every operator_model key") {
 }
 
 TEST_CASE("a written fragment reads back as the same parameters") {
-  const auto original = config::parse_platform({"p.yaml", platform_with_model(full_model)}).device;
+  auto original = config::parse_platform({"p.yaml", platform_with_model(full_model)}).device;
+  // An FP8 GEMM row with its accumulation and scaling (platform_with_model has no FP8 peak).
+  hardware::KernelMeasurement fp8 = original.kernels.measured.front();
+  fp8.dtype = model::Dtype::fp8;
+  fp8.accumulation = hardware::Fp8Accumulation::split;
+  fp8.scaling = hardware::Fp8Scaling::blockwise;
+  original.kernels.measured.push_back(fp8);
   config::FragmentOptions options;
   options.comments = {"a comment"};
   options.device_name = "fitted \"A\"";
@@ -201,10 +207,11 @@ TEST_CASE("a written fragment reads back as the same parameters") {
   const std::string fragment = config::operator_model_fragment(original, options);
   CHECK(fragment.rfind("# a comment\ndevice:\n  name: \"fitted \\\"A\\\"\"\n  operator_model:\n", 0) == 0);
   // The fragment's device section, completed with the keys it does not carry.
-  const std::string text = fragment + "  peak_flops: {bf16: 100TFLOP/s, fp32: 10TFLOP/s}\n  memory: 16GiB\n"
-                                      "  memory_bandwidth: 1TB/s\nnode: {devices: 1, interconnect: {bandwidth: "
-                                      "1GB/s, latency: 1us}}\ncluster: {nodes: 1, network: {bandwidth: 1GB/s, "
-                                      "latency: 1us}}\n";
+  const std::string text = fragment +
+                           "  peak_flops: {bf16: 100TFLOP/s, fp32: 10TFLOP/s, fp8: 200TFLOP/s}\n  memory: 16GiB\n"
+                           "  memory_bandwidth: 1TB/s\nnode: {devices: 1, interconnect: {bandwidth: "
+                           "1GB/s, latency: 1us}}\ncluster: {nodes: 1, network: {bandwidth: 1GB/s, "
+                           "latency: 1us}}\n";
   const auto back = config::parse_platform({"fragment.yaml", text}).device;
   CHECK(back.name == "fitted \"A\"");
   CHECK(back.roofline.gemm_efficiency == original.roofline.gemm_efficiency);
@@ -221,5 +228,8 @@ TEST_CASE("a written fragment reads back as the same parameters") {
     CHECK(back.kernels.measured[i].attention == original.kernels.measured[i].attention);
     CHECK(back.kernels.measured[i].bytes.value() == original.kernels.measured[i].bytes.value());
     CHECK(back.kernels.measured[i].time.value() == doctest::Approx(original.kernels.measured[i].time.value()));
+    CHECK(back.kernels.measured[i].accumulation == original.kernels.measured[i].accumulation);
+    CHECK(back.kernels.measured[i].scaling == original.kernels.measured[i].scaling);
+    CHECK(back.kernels.measured[i].dtype == original.kernels.measured[i].dtype);
   }
 }
