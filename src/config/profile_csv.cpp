@@ -105,7 +105,7 @@ Enum read_fp8_cell(const Field& cell, std::string_view column, const hardware::K
                    std::array<std::string_view, 2> names, std::array<Enum, 2> values, Enum empty,
                    const std::string& file, int line) {
   if (cell.text.empty()) return empty;
-  if (m.dtype != model::Dtype::fp8 || !m.gemm)
+  if (!m.is_fp8_gemm())
     fail(file, line, cell.column, fmt::format("{} '{}' on a row that is not an FP8 GEMM", column, cell.text),
          fmt::format("leave the {} cell empty on bf16, fp16, fp32 and memory-bound rows", column));
   for (std::size_t i = 0; i < names.size(); ++i)

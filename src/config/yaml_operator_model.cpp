@@ -68,6 +68,19 @@ std::vector<model::Dtype> read_dtypes(const Field& field) {
   return dtypes;
 }
 
+/// The optional `key` of an FP8 GEMM row (accumulation, scaling) into `value`; on any other row
+/// the key is refused.
+template <typename Enum, std::size_t N>
+void read_fp8_gemm_key(const MappingReader& r, std::string_view key, const hardware::KernelMeasurement& m,
+                       const std::array<std::string_view, N>& names, const std::array<Enum, N>& values, Enum& value) {
+  const auto f = r.optional(key);
+  if (!f) return;
+  if (!m.is_fp8_gemm())
+    fail_at(f->where(), f->path, fmt::format("{} is set on a row that is not an FP8 GEMM", f->path),
+            fmt::format("keep `{}` on fp8 gemm rows only", key));
+  value = read_enum(*f, names, values);
+}
+
 /// `op`, `shape`, `dtype`, `time` (and an optional `name`) of one measured kernel.
 hardware::KernelMeasurement read_measurement(const Field& item) {
   const MappingReader r(item, measured_keys);
@@ -103,18 +116,8 @@ hardware::KernelMeasurement read_measurement(const Field& item) {
   if (!(m.time.value() > 0))
     fail_at(time.where(), time.path, fmt::format("{} must be positive", time.path),
             "give the measured time, e.g. 1.2ms");
-  if (const auto f = r.optional("accumulation")) {
-    if (m.dtype != model::Dtype::fp8 || !m.gemm)
-      fail_at(f->where(), f->path, fmt::format("{} is set on a row that is not an FP8 GEMM", f->path),
-              "keep `accumulation` on fp8 gemm rows only");
-    m.accumulation = read_enum(*f, accumulation_names, accumulation_values);
-  }
-  if (const auto f = r.optional("scaling")) {
-    if (m.dtype != model::Dtype::fp8 || !m.gemm)
-      fail_at(f->where(), f->path, fmt::format("{} is set on a row that is not an FP8 GEMM", f->path),
-              "keep `scaling` on fp8 gemm rows only");
-    m.scaling = read_enum(*f, scaling_names, scaling_values);
-  }
+  read_fp8_gemm_key(r, "accumulation", m, accumulation_names, accumulation_values, m.accumulation);
+  read_fp8_gemm_key(r, "scaling", m, scaling_names, scaling_values, m.scaling);
   return m;
 }
 

@@ -3,11 +3,6 @@
 #include <algorithm>
 
 namespace twocs::hardware {
-namespace {
-
-bool is_fp8_gemm(const KernelMeasurement& row) { return row.dtype == model::Dtype::fp8 && row.gemm.has_value(); }
-
-} // namespace
 
 Fp8Scaling scaling_of(model::TrainingPlan::Fp8Recipe recipe) {
   // Megatron-LM --fp8-recipe: delayed and tensorwise scale per tensor (transformer_engine/common/
@@ -17,11 +12,11 @@ Fp8Scaling scaling_of(model::TrainingPlan::Fp8Recipe recipe) {
 
 void keep_fp8_scaling(DeviceSpec& device, Fp8Scaling scaling) {
   auto& rows = device.kernels.measured;
-  const bool measured = std::any_of(rows.begin(), rows.end(),
-                                    [&](const KernelMeasurement& r) { return is_fp8_gemm(r) && r.scaling == scaling; });
+  const bool measured = std::any_of(
+      rows.begin(), rows.end(), [&](const KernelMeasurement& r) { return r.is_fp8_gemm() && r.scaling == scaling; });
   if (!measured) return;
   rows.erase(std::remove_if(rows.begin(), rows.end(),
-                            [&](const KernelMeasurement& r) { return is_fp8_gemm(r) && r.scaling != scaling; }),
+                            [&](const KernelMeasurement& r) { return r.is_fp8_gemm() && r.scaling != scaling; }),
              rows.end());
 }
 

@@ -63,6 +63,9 @@ struct KernelMeasurement {
   /// FP8 GEMM rows: the operands' scaling (tensorwise unless stated).
   Fp8Scaling scaling = Fp8Scaling::tensorwise;
   units::Seconds time;
+
+  /// Whether the row is an FP8 GEMM (the rows an accumulation and a scaling apply to).
+  [[nodiscard]] bool is_fp8_gemm() const { return dtype == model::Dtype::fp8 && gemm.has_value(); }
 };
 
 struct KernelModelParams {
