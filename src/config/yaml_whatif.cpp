@@ -58,15 +58,13 @@ Factors read_factors(const Field& field) {
 void apply_whatif(const Field& field, hardware::ClusterSpec& cluster) {
   const Factors x = read_factors(field);
   auto& device = cluster.device;
-  for (auto& [dtype, peak] : device.peak_flops) peak *= x.compute;
-  if (device.kernels.vector_flops) *device.kernels.vector_flops *= x.compute;
+  hardware::scale_rates(device, x.compute, x.memory_bandwidth);
   // Measured kernel times describe today's device: a faster one keeps each kernel's measured
   // efficiency relative to the formula (its measured/formula ratio), as the paper's operator
   // models keep today's efficiencies for future devices (docs/input-formats.md, "What-ifs").
   device.kernels.measured_compute_scale *= x.compute;
   device.kernels.measured_memory_scale *= x.memory_bandwidth;
   device.memory *= x.memory_capacity;
-  device.memory_bandwidth *= x.memory_bandwidth;
   cluster.node.interconnect.bandwidth *= x.node_bandwidth;
   cluster.network.link.bandwidth *= x.network_bandwidth;
   cluster.network.fabric_bandwidth *= x.network_bandwidth; // switch-to-switch and torus links too

@@ -18,9 +18,7 @@ MeasuredTable KernelCostModel::measured_table() const {
   hardware::DeviceSpec measured_on = device_;
   measured_on.kernels.measured.clear();
   measured_on.kernels.measured_compute_scale = measured_on.kernels.measured_memory_scale = 1;
-  for (auto& [dtype, peak] : measured_on.peak_flops) peak *= 1.0 / k.measured_compute_scale;
-  if (measured_on.kernels.vector_flops) *measured_on.kernels.vector_flops *= 1.0 / k.measured_compute_scale;
-  measured_on.memory_bandwidth *= 1.0 / k.measured_memory_scale;
+  hardware::scale_rates(measured_on, 1.0 / k.measured_compute_scale, 1.0 / k.measured_memory_scale);
   const KernelCostModel today(std::move(measured_on));
   return MeasuredTable(
       k.measured, [&today](const model::ComputeOp& op) { return today.formula_duration(op); }, true);

@@ -85,11 +85,10 @@ bool MeasuredTable::describes(const Entry& e, const model::ComputeOp& op, hardwa
          (wanted == hardware::Fp8Accumulation::any || e.accumulation == wanted);
 }
 
-std::optional<double> MeasuredTable::interpolated_log_ratio(const model::ComputeOp& op,
-                                                            const std::vector<double>& at) const {
+std::optional<double> MeasuredTable::interpolated_log_ratio(const model::ComputeOp& op, const std::vector<double>& at,
+                                                            hardware::Fp8Accumulation wanted) const {
   // A fused attention kernel looks among the measurements of its own mask, if there are any.
   const bool causal = op.attention && op.attention->causal;
-  const hardware::Fp8Accumulation wanted = accumulation_for(op);
   bool same_mask = false;
   for (const auto& e : entries_) same_mask = same_mask || (describes(e, op, wanted) && e.causal == causal);
   double weights = 0;
@@ -110,13 +109,12 @@ std::optional<double> MeasuredTable::interpolated_log_ratio(const model::Compute
 std::optional<units::Seconds> MeasuredTable::lookup(const model::ComputeOp& op, units::Seconds formula_time) const {
   const std::vector<double> at = log_size_of(op.kind, op.gemm, op.attention, op.bytes);
   // A one-step kernel of a measured size gets the measurement itself (the same as its ratio).
-  if (!model::is_fused_attention(op.kind) && !rescaled_) {
-    const hardware::Fp8Accumulation wanted = accumulation_for(op);
+  const hardware::Fp8Accumulation wanted = accumulation_for(op);
+  if (!model::is_fused_attention(op.kind) && !rescaled_)
     for (const auto& e : entries_)
       if (describes(e, op, wanted) && e.log_size.size() == at.size() && squared_distance(e.log_size, at) < 1e-18)
         return e.time;
-  }
-  const auto log_ratio = interpolated_log_ratio(op, at);
+  const auto log_ratio = interpolated_log_ratio(op, at, wanted);
   if (!log_ratio) return std::nullopt;
   return formula_time * std::exp(*log_ratio);
 }

@@ -72,8 +72,8 @@ private:
   [[nodiscard]] static bool describes(const Entry& e, const model::ComputeOp& op, hardware::Fp8Accumulation wanted);
   /// The accumulation whose rows `op` is priced from: its pass's, if the table has such rows.
   [[nodiscard]] hardware::Fp8Accumulation accumulation_for(const model::ComputeOp& op) const;
-  [[nodiscard]] std::optional<double> interpolated_log_ratio(const model::ComputeOp& op,
-                                                             const std::vector<double>& at) const;
+  [[nodiscard]] std::optional<double> interpolated_log_ratio(const model::ComputeOp& op, const std::vector<double>& at,
+                                                             hardware::Fp8Accumulation wanted) const;
 };
 
 } // namespace twocs::cost

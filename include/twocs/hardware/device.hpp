@@ -58,4 +58,13 @@ struct DeviceSpec {
   }
 };
 
+/// Multiplies the device's compute rates (every dtype's peak and the vector rate) by `compute` and
+/// its memory bandwidth by `memory_bandwidth`: a what-if's faster device, or (with the inverse
+/// factors) the device a what-if's measured rows were timed on.
+inline void scale_rates(DeviceSpec& device, double compute, double memory_bandwidth) {
+  for (auto& [dtype, peak] : device.peak_flops) peak *= compute;
+  if (device.kernels.vector_flops) *device.kernels.vector_flops *= compute;
+  device.memory_bandwidth *= memory_bandwidth;
+}
+
 } // namespace twocs::hardware
