@@ -18,6 +18,7 @@
 #include "yaml_document.hpp"
 #include "yaml_overrides.hpp"
 #include "yaml_platform.hpp"
+#include "yaml_reader.hpp"
 #include "yaml_workload.hpp"
 
 namespace twocs::config {
@@ -161,9 +162,7 @@ std::optional<std::filesystem::path> platform_named_by(const InputText& workload
     error.set_location(value.kind == YamlNode::Kind::null ? entry->key_where : value.where);
     throw error;
   }
-  const bool is_file = !workload.name.empty() && workload.name.front() != '<';
-  const std::filesystem::path base = is_file ? std::filesystem::path(workload.name).parent_path() : "";
-  const std::filesystem::path path = base / value.scalar;
+  const std::filesystem::path path = detail::beside(workload.name, value.scalar);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     InputError error(fmt::format("platform: '{}' (resolved to '{}') is not a file", value.scalar, path.string()),

@@ -126,10 +126,7 @@ std::vector<hardware::KernelMeasurement> read_measured_profiles(const Field& fie
   std::vector<hardware::KernelMeasurement> rows;
   for (const Field& item : read_list(field)) {
     const std::string path = read_text(item);
-    const std::string& source = item.where().file;
-    const bool from_file = !source.empty() && source.front() != '<' && !source.starts_with("--set");
-    const std::filesystem::path resolved =
-        from_file ? std::filesystem::path(source).parent_path() / path : std::filesystem::path(path);
+    const std::filesystem::path resolved = beside(item.where().file, path);
     std::error_code ec;
     if (!std::filesystem::is_regular_file(resolved, ec))
       fail_at(item.where(), item.path,

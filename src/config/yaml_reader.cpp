@@ -218,4 +218,9 @@ std::vector<std::pair<std::string, Field>> read_entries(const Field& f) {
   return entries;
 }
 
+std::filesystem::path beside(const std::string& source, const std::string& relative) {
+  const bool from_file = !source.empty() && source.front() != '<' && !source.starts_with("--set");
+  return from_file ? std::filesystem::path(source).parent_path() / relative : std::filesystem::path(relative);
+}
+
 } // namespace twocs::config::detail

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -76,5 +77,9 @@ template <class E, std::size_t N>
                           const std::array<E, N>& values) {
   return values[read_choice(f, names)];
 }
+
+/// `relative` resolved against the folder of the input `source` names ("workloads/gpt3.yaml"),
+/// or as it is when `source` is no file (an embedded input "<...>", a "--set ..." argument).
+[[nodiscard]] std::filesystem::path beside(const std::string& source, const std::string& relative);
 
 } // namespace twocs::config::detail
