@@ -86,16 +86,16 @@ def default_gemms(quick):
     return shapes
 
 
-def gemms(args):
-    if args.shapes == "training":
+def gemms(shapes, quick=False):
+    """The GEMMs of --shapes `shapes` (default or training); `quick` shortens the default set."""
+    if shapes == "training":
         return training_shapes.training_gemms() + training_shapes.grid_gemms()
-    return default_gemms(args.quick)
+    return default_gemms(quick)
 
 
 def fp8_gemms(quick, shapes="default"):
     """The GEMMs with an FP8 path (torch._scaled_mm is two-dimensional: no batched GEMMs)."""
-    chosen = gemms(argparse.Namespace(quick=quick, shapes=shapes))
-    return [(kind, dims, name) for kind, dims, name in chosen if kind == "gemm"]
+    return [(kind, dims, name) for kind, dims, name in gemms(shapes, quick) if kind == "gemm"]
 
 
 def memory_sizes(args):
@@ -217,7 +217,7 @@ def profile(args, rows):
             profile_fp8(torch, args, device, rows)
             continue
         dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype_name]
-        for kind, dims, name in gemms(args):
+        for kind, dims, name in gemms(args.shapes, args.quick):
             seconds = median_time(torch, gemm_kernel(torch, kind, dims, dtype, device), args)
             rows.append(dict(op=kind, shape=dims, dtype=dtype_name, seconds=seconds, name=name))
             print(f"{name:28} {dtype_name} {seconds * 1e6:10.1f} us", file=sys.stderr)
