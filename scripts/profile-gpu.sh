@@ -8,7 +8,8 @@
 # Writes OUTPUT_DIR/{bf16,fp8-split,fp8-fast}.csv (profile CSVs for `twocs calibrate` and a
 # platform's `measured:` table), env.txt (GPU, driver, library versions, power limit) and
 # smi.csv (clock, power and temperature every 200 ms), and the evidence of scripts/profile_more.py
-# (fp8-blockwise.csv, grouped.csv, launch.csv, layouts.csv). About six minutes on an H100 or H200.
+# (fp8-blockwise.csv, grouped.csv, launch.csv, host.csv, layouts.csv) and scripts/te_gemm_host.cu
+# (te-gemm-host.csv). About six minutes on an H100 or H200.
 set -euo pipefail
 out=${1:?usage: scripts/profile-gpu.sh OUTPUT_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,4 +42,9 @@ more() { python3 "$here/profile_more.py" "$@"; }
 more blockwise -o "$out/fp8-blockwise.csv" || true
 more grouped -o "$out/grouped.csv" || true
 more launch -o "$out/launch.csv" || true
+more host -o "$out/host.csv" || true
+# Transformer Engine's per-GEMM host work (needs nvcc and cuBLASLt; skipped without them).
+if command -v nvcc >/dev/null; then
+  nvcc -O2 -o "$out/te_gemm_host" "$here/te_gemm_host.cu" -lcublasLt && "$out/te_gemm_host" >"$out/te-gemm-host.csv" || true
+fi
 more layouts -o "$out/layouts.csv" || true

@@ -4,6 +4,7 @@
     python3 scripts/profile_more.py blockwise -o fp8-blockwise.csv  # FP8 GEMMs with block scales
     python3 scripts/profile_more.py grouped -o grouped.csv          # MoE experts' GEMMs, three ways
     python3 scripts/profile_more.py launch -o launch.csv            # kernel launch gaps and host cost
+    python3 scripts/profile_more.py host -o host.csv                # host time per eager PyTorch call
     python3 scripts/profile_more.py layouts -o layouts.csv          # bf16 GEMMs as nn.Linear lays them out
 
 `blockwise`: FP8 GEMMs scaled per 1x128 block of the activations and per 128x128 block of the
@@ -184,6 +185,44 @@ def launch(torch, args, device, rows):
         print(f"{r['what']:32} {r['seconds'] * 1e6:8.2f} us", file=sys.stderr)
 
 
+def host(torch, args, device, rows):
+    """Host time per eager PyTorch call with the GPU kept busy (the host never waits for it): the
+    calls a MoE layer's router and dispatcher make, and one nn.Linear forward, the call whose CPU
+    time NVIDIA/TransformerEngine issue #2053 publishes for a DGX H100's Xeon (13.48 us), so that
+    this host's times can be read against that one."""
+    a = torch.randn(8192, 8192, dtype=torch.bfloat16, device=device)
+    linear = torch.nn.Linear(2048, 2048, bias=False, dtype=torch.bfloat16, device=device)
+    x = torch.randn(8192, 2048, dtype=torch.bfloat16, device=device)
+    logits = torch.randn(4096, 128, dtype=torch.float32, device=device)
+    small = torch.randn(4096, dtype=torch.float32, device=device)
+    index = torch.arange(4096, device=device)
+    calls = {
+        "linear_forward": lambda: linear(x),
+        "add": lambda: small + small,
+        "empty": lambda: torch.empty(4096, device=device),
+        "softmax": lambda: torch.softmax(logits, dim=-1),
+        "topk": lambda: torch.topk(logits, 8, dim=-1),
+        "sum": lambda: logits.sum(dim=0),
+        "index_select": lambda: small.index_select(0, index),
+    }
+    count = 200
+    with torch.no_grad():
+        for what, call in calls.items():
+            for _ in range(10):
+                call()
+            samples = []
+            for _ in range(args.repeats):
+                for _ in range(16):  # about 22 ms of GEMMs ahead of 200 calls of 5-30 us
+                    torch.matmul(a, a)
+                t0 = time.perf_counter()
+                for _ in range(count):
+                    call()
+                samples.append((time.perf_counter() - t0) / count)
+                torch.cuda.synchronize()
+            rows.append(dict(what=f"host_per_call.{what}", seconds=sorted(samples)[len(samples) // 2]))
+            print(f"{what:32} {rows[-1]['seconds'] * 1e6:8.2f} us", file=sys.stderr)
+
+
 def layouts(torch, args, device, rows):
     for kind, dims, name in po.gemms("training"):
         if name.startswith(("grid", "qwen3-235b.expert", "qwen3-30b", "mixtral", "deepseek")) or ".dgrad" in name:
@@ -209,7 +248,7 @@ def layouts(torch, args, device, rows):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("part", choices=("blockwise", "grouped", "launch", "layouts"))
+    parser.add_argument("part", choices=("blockwise", "grouped", "launch", "host", "layouts"))
     parser.add_argument("--output", "-o", required=True)
     parser.add_argument("--warmup-ms", type=float, default=100)
     parser.add_argument("--sample-ms", type=float, default=2)
@@ -225,11 +264,11 @@ def main():
     device = torch.device(args.device)
     rows = []
     try:
-        parts = {"blockwise": blockwise, "grouped": grouped, "launch": launch, "layouts": layouts}
+        parts = {"blockwise": blockwise, "grouped": grouped, "launch": launch, "host": host, "layouts": layouts}
         parts[args.part](torch, args, device, rows)
     finally:
         with open(args.output, "w", newline="") as stream:
-            if args.part == "launch":
+            if args.part in ("launch", "host"):
                 writer = csv.writer(stream, lineterminator="\n")
                 writer.writerow(("what", "seconds"))
                 writer.writerows((r["what"], f"{r['seconds']:.9f}") for r in rows)

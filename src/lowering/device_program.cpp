@@ -60,12 +60,12 @@ std::vector<TaskId> CollectiveRegistry::join_transfer(const CollectiveSpec& spec
 DeviceProgram::DeviceProgram(TaskSink& graph, CollectiveRegistry& registry, DeviceId device, units::Seconds launch_time)
     : graph_(graph), registry_(registry), device_(device), launch_time_(launch_time) {}
 
-std::optional<TaskId> DeviceProgram::launch(const TaskTag& tag) {
+std::optional<TaskId> DeviceProgram::launch(const TaskTag& tag, double launches) {
   if (!(launch_time_.value() > 0)) return std::nullopt;
   // One launch per graph: cudaGraphLaunch costs the host about one kernel launch (an assumption,
   // docs/simulation.md, "CUDA graphs"); the graph's later work waits for it, not for launches.
   if (graph_state_ == GraphState::inside && graph_launch_) return graph_launch_;
-  const TaskId id = graph_.add_host_launch(device_, tag, launch_time_);
+  const TaskId id = graph_.add_host_launch(device_, tag, launch_time_ * launches);
   if (graph_state_ == GraphState::inside) graph_launch_ = id;
   if (last_launch_) graph_.add_dependency(*last_launch_, id);
   std::sort(host_waits_.begin(), host_waits_.end());
@@ -76,8 +76,8 @@ std::optional<TaskId> DeviceProgram::launch(const TaskTag& tag) {
   return id;
 }
 
-TaskId DeviceProgram::compute(const TaskTag& tag, const Kernel& kernel) {
-  const std::optional<TaskId> launched = launch(tag);
+TaskId DeviceProgram::compute(const TaskTag& tag, const Kernel& kernel, double host_launches) {
+  const std::optional<TaskId> launched = launch(tag, host_launches);
   const TaskId id = graph_.add_kernel(device_, tag, kernel);
   if (launched) graph_.add_dependency(*launched, id);
   if (last_compute_) graph_.add_dependency(*last_compute_, id);

@@ -36,7 +36,8 @@ void emit_steps(DeviceLowering& device, const RankLayout& layout, const Prepared
     if (const auto* op = std::get_if<model::ComputeOp>(&prepared.step)) {
       const TaskId kernel = device.program.compute(
           {op->pass, at_layer, at_micro_batch, prepared.label},
-          {prepared.duration, op->flops, op->bytes, op->is_model_flop(), static_cast<float>(prepared.clock_share)});
+          {prepared.duration, op->flops, op->bytes, op->is_model_flop(), static_cast<float>(prepared.clock_share)},
+          op->host_launches);
       if (op->host_waits) device.program.host_waits_for(kernel);
       if (device.gradients_final && op->grad_params > 0) {
         // The gradient hooks run on the host after the layer's graph (Megatron-Core's DDP hooks).

@@ -22,6 +22,7 @@
 
 #include <twocs/units/numeric.hpp>
 
+#include "host_work.hpp"
 #include "layer_graph.hpp"
 #include "memory_bound_costs.hpp"
 #include "op_builders.hpp"
@@ -68,14 +69,33 @@ ComputeOp grouped(ComputeOp op, const MoeDims& d) {
 /// cuBLAS GEMM per local expert, GEMM i on compute stream i mod 4 (transformer_engine/pytorch/
 /// csrc/extensions/gemm.cpp, te_general_grouped_gemm: "For now, we only have multi-stream cublas
 /// backend"; common/gemm/cublaslt_gemm.cpp, nvte_multi_stream_cublas_gemm; common/util/
-/// multi_stream.cpp, nvte_get_num_compute_streams: 4).
+/// multi_stream.cpp, nvte_get_num_compute_streams: 4). Its host issues each expert's GEMM
+/// (descriptors, a heuristic query and cublasLtMatmul per GEMM, cublaslt_gemm.cu at d0067d0,
+/// multi_stream_cublas_gemm): one kernel per local expert (host_work.hpp).
 constexpr std::int64_t grouped_linear_streams = 4;
 
-ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape, const MoeDims& d) {
+ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape, const MoeDims& d,
+                       std::int64_t other_kernels = 0) {
   shape.streams = grouped_linear_streams;
   ComputeOp op = batched_gemm(std::move(name), pass, dtype, shape);
   op.kind = OpKind::gemm;
+  op.host_launches = kernels_host_work(d.local_experts + other_kernels);
   return grouped(std::move(op), d);
+}
+
+/// Transformer Engine's quantization of a grouped GEMM's input to FP8 (GroupedLinear: the input
+/// and, in backward, the output gradient, each split per expert, rowwise for the GEMM and
+/// columnwise for the weight gradient): over the local experts' rows x `width` values. Delayed
+/// scaling runs one fused multi-tensor cast-transpose kernel; the other recipes one kernel per
+/// expert (pytorch/csrc/extensions/cast.cpp at d0067d0, multi_tensor_quantize_impl: "Currently
+/// only have fused kernel for FP8 delayed scaling"). None without FP8.
+void add_expert_quantize(StepSequence& steps, const LayerShape& shape, const MoeDims& d, std::string name, Pass pass,
+                         std::int64_t width) {
+  if (!shape.fp8_linear) return;
+  ComputeOp op = fp8_quantize_both(std::move(name), pass,
+                                   as_double(d.expert_rows) * as_double(d.local_experts) * as_double(width));
+  if (shape.fp8_recipe != TrainingPlan::Fp8Recipe::delayed) op.host_launches = kernels_host_work(d.local_experts);
+  steps.push_back(std::move(op));
 }
 
 /// The dispatch or combine all-to-all of the routed tokens over the expert-parallel group: T k h
@@ -240,16 +260,23 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   // Without the overlap the shared experts run before the router (transformer_config.py,
   // moe_shared_expert_intermediate_size; moe_layer.py, shared_experts_compute).
   if (!shape.shared_expert_overlap) add_shared_experts_forward(steps, shape, pass);
-  // Router logits T x E, then softmax and top-k over them (router.py, TopKRouter).
+  // Router logits T x E, then softmax and top-k over them (router.py, TopKRouter); the host
+  // issues the router's other kernels (scores, auxiliary loss, token counts) with the top-k.
   steps.push_back(with_pass(linear_forward("moe.router", shape.dtype, d.tokens, m.hidden, moe.experts)));
-  steps.push_back(memory_bound("moe.router.topk", OpKind::softmax, pass, shape.dtype,
-                               as_double(d.tokens) * as_double(moe.experts), kernel_bytes::softmax_forward(shape.dtype),
-                               kernel_flops::softmax_forward));
+  ComputeOp topk =
+      memory_bound("moe.router.topk", OpKind::softmax, pass, shape.dtype, as_double(d.tokens) * as_double(moe.experts),
+                   kernel_bytes::softmax_forward(shape.dtype), kernel_flops::softmax_forward);
+  topk.host_launches = kernels_host_work(moe_kernels::router_forward);
+  steps.push_back(std::move(topk));
   const auto gather = issue_gather(steps, shared);
   const std::size_t permute_at = steps.size();
-  // Permute: gather each token's k copies into expert order (read h, write h per copy).
-  steps.push_back(memory_bound("moe.permute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
-                               kernel_bytes::permute(shape.dtype), 0));
+  // Permute: gather each token's k copies into expert order (read h, write h per copy); its host
+  // also issues the dispatcher's preprocessing (moe_kernels).
+  ComputeOp permute = memory_bound("moe.permute", OpKind::elementwise, pass, shape.dtype,
+                                   d.routed * as_double(m.hidden), kernel_bytes::permute(shape.dtype), 0);
+  permute.host_launches =
+      kernels_host_work(moe_kernels::permute_forward + moe_kernels::dispatch_preprocess(shape.expert_dispatcher));
+  steps.push_back(std::move(permute));
   add_count_exchange(steps, shape, pass);
   // The router's and preprocessing's graph ends here (moe_layer.py, MoELayer.preprocess).
   const std::size_t eager_from = preprocess_in_graph(shape) ? steps.size() : permute_at;
@@ -258,10 +285,14 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   release_gather(steps, gather);
   append(steps, shared.under_dispatch);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
-  steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d));
+  add_expert_quantize(steps, shape, d, "moe.experts.fc1.fp8_quantize", pass, m.hidden);
+  steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d,
+                               moe_kernels::chunk_sort(shape.expert_dispatcher, pass, false)));
   steps.push_back(experts_activation_forward(shape, d, pass));
+  add_expert_quantize(steps, shape, d, "moe.experts.fc2.fp8_quantize", pass, moe.expert_ffn_hidden);
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
-  steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d));
+  steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d,
+                               moe_kernels::chunk_sort(shape.expert_dispatcher, pass, true)));
   add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass, compute_ops(shared.under_combine));
   append(steps, shared.under_combine);
   // Unpermute: weighted sum of the k copies back into token order.
@@ -292,15 +323,19 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   // fc2: dX = dY W^T and dW = X^T dY per expert, each with the forward's FLOPs.
   StepSequence delayed_wgrad; // under the dispatch's backward all-to-all (expert_wgrad_overlap)
   StepSequence& wgrad = shape.expert_wgrad_overlap ? delayed_wgrad : steps;
-  steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d));
+  add_expert_quantize(steps, shape, d, "moe.experts.fc2.grad.fp8_quantize", bwd, m.hidden);
+  steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d,
+                               moe_kernels::chunk_sort(shape.expert_dispatcher, bwd, true)));
   ComputeOp fc2w = grouped_gemm("moe.experts.fc2.wgrad", bwd, shape.linear_dtype(), {f, m.hidden, d.expert_rows, E}, d);
   fc2w.grad_params = E * f * m.hidden;
   fc2w.expert_grads = true;
   wgrad.push_back(std::move(fc2w));
   const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
   steps.push_back(ffn_activation_backward("moe.experts", m.ffn_kind, shape.kernels, shape.dtype, act));
-  steps.push_back(
-      grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, m.hidden, d.fc1_columns, E}, d));
+  add_expert_quantize(steps, shape, d, "moe.experts.fc1.grad.fp8_quantize", bwd, d.fc1_columns);
+  steps.push_back(grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(),
+                               {d.expert_rows, m.hidden, d.fc1_columns, E}, d,
+                               moe_kernels::chunk_sort(shape.expert_dispatcher, bwd, false)));
   ComputeOp fc1w =
       grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.linear_dtype(), {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
   fc1w.grad_params = E * m.hidden * d.fc1_columns;
@@ -316,11 +351,16 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   steps.push_back(memory_bound("moe.permute.bwd", OpKind::elementwise, bwd, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 1));
   exclude_from_graphs(steps, eager_from, steps.size() - (preprocess_in_graph(shape) ? 1 : 0));
-  steps.push_back(memory_bound("moe.router.topk.bwd", OpKind::softmax, bwd, shape.dtype,
-                               as_double(d.tokens) * as_double(moe.experts),
-                               kernel_bytes::softmax_backward(shape.dtype), kernel_flops::softmax_backward));
-  steps.push_back(linear_input_grad("moe.router.dgrad", shape.dtype, d.tokens, m.hidden, moe.experts));
-  steps.push_back(linear_weight_grad("moe.router.wgrad", shape.dtype, d.tokens, m.hidden, moe.experts, 0));
+  ComputeOp topk = memory_bound("moe.router.topk.bwd", OpKind::softmax, bwd, shape.dtype,
+                                as_double(d.tokens) * as_double(moe.experts),
+                                kernel_bytes::softmax_backward(shape.dtype), kernel_flops::softmax_backward);
+  topk.host_launches = kernels_host_work(moe_kernels::router_backward);
+  steps.push_back(std::move(topk));
+  for (ComputeOp router : {linear_input_grad("moe.router.dgrad", shape.dtype, d.tokens, m.hidden, moe.experts),
+                           linear_weight_grad("moe.router.wgrad", shape.dtype, d.tokens, m.hidden, moe.experts, 0)}) {
+    router.host_launches = kernels_host_work(1 + moe_kernels::router_gemm_casts);
+    steps.push_back(std::move(router));
+  }
   // Autograd reaches the shared experts after the router, computed before it in the forward.
   if (moe.shared_experts > 0 && !shape.shared_expert_overlap) add_dense_ffn_backward(steps, shared_expert_shape(shape));
 }

@@ -59,6 +59,9 @@ double rope_bytes(KernelFusion kernels, Dtype dtype);
 /// (cast_transpose / quantize kernels): read 2 bytes, write 1 per element; the amax reduction
 /// is fused into it (transformer_engine/common/transpose/cast_transpose.cu).
 ComputeOp fp8_cast(std::string name, Pass pass, double elements);
+/// Transformer Engine's quantization of `elements` BF16 values to FP8 both rowwise and columnwise
+/// (transposed, for the weight gradient's GEMM): read 2 bytes, write 1 for each copy.
+ComputeOp fp8_quantize_both(std::string name, Pass pass, double elements);
 
 /// `op` with the masked share of a causal attention GEMM (`d.masked_share`, no model FLOPs).
 ComputeOp masked(ComputeOp op, const struct LayerDims& d);

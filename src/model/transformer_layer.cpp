@@ -197,6 +197,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   // memory-bound kernels and tensor/pipeline messages stay BF16 (docs/simulation.md, "FP8").
   shape.fp8_linear = plan.dtype == Dtype::fp8;
   shape.dtype = shape.fp8_linear ? Dtype::bf16 : plan.dtype;
+  shape.fp8_recipe = plan.fp8_recipe;
   // Megatron-DeepSpeed has no asynchronous tensor-parallel backward all-reduce: the BigScience fork
   // (BLOOM) predates it (megatron/mpu/layers.py) and Microsoft's fork disables it by default.
   shape.tp_async_backward = plan.overlap.tp_async_backward && plan.framework != Framework::megatron_deepspeed;

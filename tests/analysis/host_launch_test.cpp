@@ -78,6 +78,19 @@ TEST_CASE("a host faster than its kernels runs ahead: one launch, then the kerne
   CHECK(analysis::host_wait(device.graph, timeline, 0).value() == doctest::Approx(h)); // the first launch only
 }
 
+TEST_CASE("an op whose code issues several kernels takes its host that many launches: N L h + d when host-bound") {
+  const double h = 10e-6, d = 2e-6, launches = 4.3;
+  const int n = 5;
+  HostedDevice device(h);
+  std::vector<TaskId> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(device.program.compute({}, kernel_of(d), launches));
+  const auto timeline = device.simulate();
+  for (int i = 0; i < n; ++i)
+    CHECK(start_of(timeline, ids[static_cast<std::size_t>(i)]) == doctest::Approx((i + 1) * launches * h));
+  CHECK(timeline.makespan.value() == doctest::Approx(n * launches * h + d));
+  CHECK(count_host(device.graph) == static_cast<std::size_t>(n)); // one host task per op, longer
+}
+
 TEST_CASE("a host synchronisation loses the host's lead: the device waits one launch more") {
   const double h = 10e-6, d = 1e-3;
   HostedDevice device(h);

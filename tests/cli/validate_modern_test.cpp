@@ -74,7 +74,9 @@ using twocs::test::TempDir;
 /// -21.5% -> -17.8%, Bridge 70B -2.8% -> +2.5%, 405B -10.3% -> -5.5%, torchtitan -14.7% / -15.7%
 /// / -20.6% / -20.9% -> -6.3% / -7.4% / -10.9% / -11.2%; the mean 16.60% -> 13.16%. The GH100
 /// kernel_overhead measured the same day (3.2 us, was an assumed 4 us) moves no row by more than
-/// 0.4 points.
+/// 0.4 points. The host's work per kernel of the MoE layers' grouped GEMMs, router and
+/// dispatcher, and FP8 quantization of the experts' inputs (2026-12-04): Qwen3-30B FP8 -43.8% ->
+/// -40.3%, GB200 -20.0% -> -18.7%, the other MoE rows within 0.2 points; the mean 13.17% -> 12.96%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0139},
@@ -82,17 +84,17 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"nemo-llama2-70b-fp8-64gpu", 0.0504},
                                                         {"nemo-llama3-70b-fp8-64gpu", -0.0361},
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.1794},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4974},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4957},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1346},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2633},
                                                         {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2844},
-                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0835},
-                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0717},
+                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0833},
+                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0716},
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0448},
-                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0323},
-                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1997},
-                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2543},
-                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.4377},
+                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0322},
+                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1872},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2526},
+                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.4035},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0240},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.0590},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.0630},
@@ -130,7 +132,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1317) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1296) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0633) <= margin);
 }

@@ -20,32 +20,34 @@ namespace {
 /// same day): BF16 Mixtral 16-31% -> 5-21% fast, BF16 DeepSeek -15% .. +13% -> -11% .. +19%, FP8
 /// DeepSeek (then costed per-tensor) -35% .. +4%, FP8 Mixtral 28-46% fast; with the blockwise
 /// recipe's measured block-scaled GEMMs (training.fp8_recipe), FP8 DeepSeek -30% .. +10%, FP8
-/// Mixtral 17-39% fast; the mean 18.7% -> 15.7%.
+/// Mixtral 17-39% fast; the mean 18.7% -> 15.7%. With Transformer Engine's quantization of the
+/// experts' inputs and output gradients (one kernel per local expert) and the host's work per
+/// kernel: FP8 DeepSeek -24% .. +16%, FP8 Mixtral 14-34% fast, BF16 unchanged; 15.7% -> 13.7%.
 const std::map<std::string, double> errors = {
     {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", -0.1043},
     {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", 0.0923},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.3027},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.0721},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.2426},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.0270},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", 0.0040},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", 0.1614},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.2322},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", -0.0163},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.1565},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", 0.0369},
     {"moe-perf-deepseek-hybridep-tp1ep8-bf16 forward", 0.0582},
     {"moe-perf-deepseek-hybridep-tp1ep8-bf16 backward", 0.1958},
-    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", -0.0991},
-    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 backward", 0.1008},
+    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", -0.0102},
+    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 backward", 0.1603},
     {"moe-perf-mixtral-a2a-tp1ep8-bf16 forward", -0.1535},
     {"moe-perf-mixtral-a2a-tp1ep8-bf16 backward", -0.0507},
-    {"moe-perf-mixtral-a2a-tp1ep8-fp8 forward", -0.3401},
-    {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.1789},
+    {"moe-perf-mixtral-a2a-tp1ep8-fp8 forward", -0.2789},
+    {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.1439},
     {"moe-perf-mixtral-deepep-tp1ep8-bf16 forward", -0.2129},
     {"moe-perf-mixtral-deepep-tp1ep8-bf16 backward", -0.0713},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.3939},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.2041},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.3374},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.1701},
     {"moe-perf-mixtral-hybridep-tp1ep8-bf16 forward", -0.1598},
     {"moe-perf-mixtral-hybridep-tp1ep8-bf16 backward", -0.0577},
-    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 forward", -0.3284},
-    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 backward", -0.1732},
+    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 forward", -0.2657},
+    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 backward", -0.1379},
 };
 
 constexpr double margin = 0.005;
@@ -63,5 +65,5 @@ TEST_CASE("every MoE layer row stays within 0.5 points of its pinned signed erro
     CHECK(row["kind"].get<std::string>() == "layer");
     CHECK(std::fabs(row["error"].get<double>() - errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.1568) <= margin);
+  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.1370) <= margin);
 }

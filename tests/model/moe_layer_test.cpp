@@ -177,3 +177,48 @@ TEST_CASE("shared experts run as a dense MLP, experts per rank divide the parame
   // Qwen3-235B-A22B: 235B parameters in all (Qwen team 2025).
   CHECK(static_cast<double>(whole.total(94)) == doctest::Approx(235e9).epsilon(0.01));
 }
+
+TEST_CASE("the host issues one GEMM per local expert, the router's kernels and, in FP8, the experts' quantizations") {
+  const auto m = qwen3_235b();
+  const double share = 0.55; // each further kernel over one nn.Linear forward (platforms/measured/host-launch.csv)
+  LayerShape shape = moe_shape(m, 8); // 128 / 8 = 16 local experts
+  const auto bf16 = transformer_layer_forward(shape);
+  const auto* fc1 = find_step(bf16, "moe.experts.fc1");
+  REQUIRE(fc1);
+  // 16 GEMMs and, with the all-to-all dispatcher, the 2 kernels sorting the received chunks.
+  CHECK(fc1->host_launches == doctest::Approx(1 + share * (16 + 2 - 1)));
+  CHECK(find_step(bf16, "moe.experts.fc2")->host_launches == doctest::Approx(1 + share * (16 + 3 - 1)));
+  const auto* topk = find_step(bf16, "moe.router.topk");
+  REQUIRE(topk);
+  // Fused top-k, aux-loss scores, token counts, the fused aux loss (2 and a memset), its logging (2).
+  CHECK(topk->host_launches == doctest::Approx(1 + share * 7));
+  // The permutation (4) and the all-to-all dispatcher's preprocessing (6 and 4 copies to the host).
+  CHECK(find_step(bf16, "moe.permute")->host_launches == doctest::Approx(1 + share * 13));
+  shape.expert_dispatcher = ExpertDispatcher::deepep; // its preprocessing: 4; its chunks arrive sorted
+  const auto deepep = transformer_layer_forward(shape);
+  CHECK(find_step(deepep, "moe.permute")->host_launches == doctest::Approx(1 + share * 7));
+  CHECK(find_step(deepep, "moe.experts.fc1")->host_launches == doctest::Approx(1 + share * 15));
+  const auto backward = transformer_layer_backward(shape);
+  CHECK(find_step(backward, "moe.experts.fc1.wgrad")->host_launches == doctest::Approx(1 + share * 15));
+  CHECK(find_step(backward, "moe.router.topk.bwd")->host_launches == doctest::Approx(1 + share * 5));
+  CHECK(find_step(backward, "moe.router.dgrad")->host_launches == doctest::Approx(1 + share * 2));
+  CHECK_FALSE(find_step(bf16, "moe.experts.fc1.fp8_quantize"));
+
+  shape.fp8_linear = true;
+  shape.fp8_recipe = TrainingPlan::Fp8Recipe::blockwise;
+  const auto fp8 = transformer_layer_forward(shape);
+  const auto* quantize = find_step(fp8, "moe.experts.fc1.fp8_quantize");
+  REQUIRE(quantize);
+  // 16 experts x 4096 x 8 x 8 / 128 rows x h, read in BF16 and written twice in FP8 (row- and columnwise).
+  const double rows = 4096.0 * 8 * 8 / 128;
+  CHECK(quantize->bytes.value() == doctest::Approx(16 * rows * 4096 * (2 + 1 + 1)));
+  CHECK(quantize->host_launches == doctest::Approx(1 + share * 15)); // one kernel per expert
+  CHECK(find_step(fp8, "moe.experts.fc2.fp8_quantize")->bytes.value() == doctest::Approx(16 * rows * 1536 * 4.0));
+  const auto fp8_backward = transformer_layer_backward(shape);
+  CHECK(find_step(fp8_backward, "moe.experts.fc2.grad.fp8_quantize")->bytes.value() ==
+        doctest::Approx(16 * rows * 4096 * 4.0));
+  CHECK(find_step(fp8_backward, "moe.experts.fc1.grad.fp8_quantize")->bytes.value() ==
+        doctest::Approx(16 * rows * 2 * 1536 * 4.0));
+  shape.fp8_recipe = TrainingPlan::Fp8Recipe::delayed; // one fused multi-tensor cast-transpose
+  CHECK(find_step(transformer_layer_forward(shape), "moe.experts.fc1.fp8_quantize")->host_launches == 1);
+}

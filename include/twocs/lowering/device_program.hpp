@@ -79,8 +79,9 @@ public:
   DeviceProgram(TaskSink& graph, CollectiveRegistry& registry, DeviceId device,
                 units::Seconds launch_time = units::Seconds(0));
 
-  /// Appends a kernel to the compute stream; returns its task.
-  TaskId compute(const TaskTag& tag, const Kernel& kernel);
+  /// Appends a kernel to the compute stream, launched in `host_launches` launch times (an op
+  /// whose code issues several kernels, model::ComputeOp::host_launches); returns its task.
+  TaskId compute(const TaskTag& tag, const Kernel& kernel, double host_launches = 1);
 
   /// Issues the device's part of a collective over `devices` (which include this device) on
   /// the group's communication stream, after the latest compute kernel and `also_after`.
@@ -128,8 +129,9 @@ private:
   std::vector<TaskId> entry_for(Stream stream) const;
   std::vector<TaskId> point_to_point_entry(const CollectiveSpec& spec);
   void add_wait(std::vector<TaskId> tasks, Stream stream, CollectiveWait wait);
-  /// The host's launch of the work tagged `tag`; none without a launch time.
-  std::optional<TaskId> launch(const TaskTag& tag);
+  /// The host's launch of the work tagged `tag`, `launches` launch times long; none without a
+  /// launch time.
+  std::optional<TaskId> launch(const TaskTag& tag, double launches = 1);
 
   TaskSink& graph_;
   CollectiveRegistry& registry_;

@@ -30,6 +30,7 @@ struct LayerShape {
   /// the linear layers' GEMMs take FP8 inputs at the FP8 peak, everything else (activations,
   /// memory-bound kernels, communication) stays in `dtype`, which is then bf16.
   bool fp8_linear = false;
+  TrainingPlan::Fp8Recipe fp8_recipe = TrainingPlan::Fp8Recipe::delayed; // how FP8 tensors are scaled
   std::int64_t context = 1;                     // cp: ranks that split each sequence (s / cp tokens here)
   ContextComm context_comm = ContextComm::ring; // how they exchange keys and values
   ExpertDispatcher expert_dispatcher = ExpertDispatcher::all_to_all; // how tokens reach their experts

@@ -110,6 +110,9 @@ struct ComputeOp {
   /// The host waits for this op before it launches anything more: it copies a result back to the
   /// CPU (the token counts a variable-size expert dispatch must know, token_dispatcher.py).
   bool host_waits = false;
+  /// The host's work to issue this op, in launches (node.host_launch_time): 1 for one framework
+  /// call that runs one kernel; an op that issues several kernels costs more (host_work.hpp).
+  double host_launches = 1;
   /// Whether the per-layer CUDA graphs hold it (training.host.cuda_graphs: partial).
   LayerGraph graph = LayerGraph::eager;
   /// This GEMM is one of `gemm_chunks` row chunks of one linear layer's GEMM, issued over several
