@@ -98,6 +98,48 @@ CollectiveOp exchange(const char* name, Pass pass, units::Bytes size, int overla
   return collective(name, Collective::ring_exchange, CommGroup::context, pass, size, overlapped_ops);
 }
 
+/// Under the balanced causal split, the share of a rank's queries that ring step i >= 1 attends,
+/// averaged over the ranks: ranks r >= i attend both query chunks, the others the second only
+/// (context_parallel.py, AttnFuncWithCPAndKVP2P: "i <= rank" selects the whole q); its keys are
+/// the complement: half of them where the queries are whole. Step 0 and non-causal steps: all.
+double ring_query_share(const LayerShape& shape, std::int64_t step) {
+  if (step == 0 || !causal(shape)) return 1.0;
+  return 1.0 - as_double(step) / (2.0 * as_double(shape.context));
+}
+double ring_key_share(const LayerShape& shape, std::int64_t step) {
+  if (step == 0 || !causal(shape)) return 1.0;
+  return 0.5 + as_double(step) / (2.0 * as_double(shape.context));
+}
+
+/// Transformer Engine merges the ring steps' partial outputs after the last step, one kernel per
+/// step over that step's queries (context_parallel.py at d0067d0: flash_attn_fwd_out_correction_init,
+/// out = out_step x exp(lse_step - lse), read and write; flash_attn_fwd_out_correction and its
+/// second-half variant, out += out_step x exp(lse_step - lse), read both and write out). The
+/// softmax statistics' corrections between steps, over heads x queries values, are not costed.
+void add_ring_out_corrections(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
+  const double outputs = as_double(shape.micro_batch) * as_double(shape.model.seq_len / shape.context) *
+                         as_double(d.local_heads) * as_double(shape.model.v_head_dim());
+  const double e = element_size(shape.dtype);
+  for (std::int64_t i = 0; i < shape.context; ++i)
+    steps.push_back(memory_bound("attn.cp.out_correction", OpKind::elementwise, pass, shape.dtype,
+                                 outputs * ring_query_share(shape, i), i == 0 ? 2 * e : 3 * e, 2));
+}
+
+/// Backward, after each step's kernels: its dQ copied (step 0) or added into the rank's dQ, its
+/// dK/dV into the block the ring hands on (context_parallel.py: dq.copy_ / dq.add_, the "dkv
+/// correction"), over the step's queries and keys.
+void add_ring_grad_corrections(StepSequence& steps, const LayerShape& shape, const LayerDims& d, std::int64_t step) {
+  const double queries = as_double(shape.micro_batch) * as_double(shape.model.seq_len / shape.context) *
+                         as_double(d.local_heads) * as_double(shape.model.qk_head_dim());
+  const double keys = shape.model.context_kv_elements(shape.micro_batch, shape.tensor, shape.context);
+  const double e = element_size(shape.dtype);
+  const double per_element = step == 0 ? 2 * e : 3 * e;
+  steps.push_back(memory_bound("attn.cp.dq_correction", OpKind::elementwise, Pass::backward, shape.dtype,
+                               queries * ring_query_share(shape, step), per_element, step == 0 ? 0 : 1));
+  steps.push_back(memory_bound("attn.cp.dkv_correction", OpKind::elementwise, Pass::backward, shape.dtype,
+                               keys * ring_key_share(shape, step), per_element, step == 0 ? 0 : 1));
+}
+
 } // namespace
 
 units::Bytes context_kv_block(const LayerShape& shape) {
@@ -119,6 +161,7 @@ void add_context_attention_forward(StepSequence& steps, const LayerShape& shape,
     if (i + 1 < shape.context) steps.push_back(exchange("attn.cp.kv.ring_exchange", pass, block, 1));
     steps.push_back(flash_forward("attn.flash.cp_step", shape, step, pass));
   }
+  add_ring_out_corrections(steps, shape, d, pass);
 }
 
 void add_context_attention_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
@@ -142,6 +185,7 @@ void add_context_attention_backward(StepSequence& steps, const LayerShape& shape
                                                       : "attn.cp.kv_dkv.ring_exchange",
                              Pass::backward, both ? block * 2.0 : block, 2));
     add_flash_backward(steps, "attn.flash.bwd.cp_step", shape, step);
+    add_ring_grad_corrections(steps, shape, d, i);
   }
 }
 

@@ -77,26 +77,28 @@ using twocs::test::TempDir;
 /// 0.4 points. The host's work per kernel of the MoE layers' grouped GEMMs, router and
 /// dispatcher, and FP8 quantization of the experts' inputs (2026-12-04): Qwen3-30B FP8 -43.8% ->
 /// -40.3%, GB200 -20.0% -> -18.7%, the other MoE rows within 0.2 points; the mean 13.17% -> 12.96%.
+/// The ring's output merge and gradient accumulation kernels (the same day): every ring row 0.6-1.3
+/// points slower (NeMo 8B -17.9% -> -16.5%, Qwen3-235B 128K -3.2% -> -1.9%); 12.96% -> 12.71%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0139},
                                                         {"nemo-gpt3-175b-fp8-512gpu", 0.0778},
                                                         {"nemo-llama2-70b-fp8-64gpu", 0.0504},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0361},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1794},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0268},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1648},
                                                         {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4957},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1346},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2633},
                                                         {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2844},
                                                         {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0833},
-                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0716},
-                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0448},
-                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0322},
+                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0651},
+                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0346},
+                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0195},
                                                         {"mcore-qwen3-235b-gb200-256gpu", -0.1872},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2526},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.4035},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0240},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0590},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0532},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.0630},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0737},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.1085},
@@ -132,7 +134,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1296) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1271) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0633) <= margin);
 }

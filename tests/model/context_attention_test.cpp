@@ -273,3 +273,41 @@ TEST_CASE("context parallelism needs fused attention and a sequence of 2 cp equa
   CHECK_THROWS_AS(validate(m, plan), twocs::InputError);
   CHECK(plan.world_size() == 8);
 }
+
+TEST_CASE("ring attention merges its steps' partial outputs and accumulates dQ and dK/dV per step") {
+  const std::int64_t cp = 4;
+  const LayerShape shape = llama_shape(cp, ContextComm::ring);
+  // Per rank: b (s / cp) tokens x 32 heads x 128 of queries and outputs, x 8 x 2 x 128 of K and V.
+  const double tokens = 2.0 * 8192 / cp, outputs = tokens * 32 * 128, keys = tokens * 8 * 2 * 128;
+  // Step i >= 1 of the balanced causal split, averaged over the ranks: ranks r >= i take both
+  // query chunks and half the keys, the others the second query chunk and all the keys.
+  const auto query_share = [&](int i) { return i == 0 ? 1.0 : (cp - i + 0.5 * i) / cp; };
+  const auto key_share = [&](int i) { return i == 0 ? 1.0 : (0.5 * (cp - i) + i) / cp; };
+  double forward = 0, dq = 0, dkv = 0;
+  for (int i = 0; i < cp; ++i) {
+    forward += outputs * query_share(i) * (i == 0 ? 4 : 6); // out = o0 e; out += oi e (bf16)
+    dq += outputs * query_share(i) * (i == 0 ? 4 : 6);      // copy, then add
+    dkv += keys * key_share(i) * (i == 0 ? 4 : 6);
+  }
+  const auto sum = [](const StepSequence& steps, const std::string& name, int& count) {
+    double bytes = 0;
+    for (const auto& step : steps)
+      if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) {
+        bytes += op->bytes.value();
+        ++count;
+      }
+    return bytes;
+  };
+  int n = 0;
+  CHECK(sum(transformer_layer_forward(shape), "attn.cp.out_correction", n) == doctest::Approx(forward));
+  CHECK(n == cp);
+  const auto backward = transformer_layer_backward(shape);
+  n = 0;
+  CHECK(sum(backward, "attn.cp.dq_correction", n) == doctest::Approx(dq));
+  CHECK(sum(backward, "attn.cp.dkv_correction", n) == doctest::Approx(dkv));
+  CHECK(n == 2 * cp);
+  // The all-gather variant runs one kernel on the gathered keys: nothing to merge.
+  n = 0;
+  CHECK(sum(transformer_layer_forward(llama_shape(cp, ContextComm::all_gather)), "attn.cp.out_correction", n) == 0);
+  CHECK(n == 0);
+}
