@@ -34,12 +34,21 @@ std::vector<std::string> Study::scenario_overrides(std::size_t index) const {
   std::vector<std::string> overrides = base_overrides;
   const std::vector<std::string> keys = axis_keys();
   const std::vector<std::string> values = scenario_values(index);
-  for (std::size_t i = 0; i < keys.size(); ++i) overrides.push_back(keys[i] + "=" + values[i]);
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (!names_file(keys[i])) overrides.push_back(keys[i] + "=" + values[i]);
   return overrides;
 }
 
 ScenarioSources Study::scenario_sources(std::size_t index) const {
-  return {workload, platform, scenario_overrides(index)};
+  ScenarioSources sources{workload, platform, scenario_overrides(index)};
+  const std::vector<std::string> keys = axis_keys();
+  const std::vector<std::string> values = scenario_values(index);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!names_file(keys[i])) continue;
+    const std::filesystem::path path(values[i]);
+    (keys[i] == "workload" ? sources.workload : sources.platform) = path.is_absolute() ? path : directory / path;
+  }
+  return sources;
 }
 
 Study parse_study(const InputText& study, const std::filesystem::path& directory) {

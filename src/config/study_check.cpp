@@ -42,7 +42,7 @@ BaseDocuments parse_base(const ReadStudy& read) {
 
 /// Re-locates an error raised inside the --set `origin` to the study file: at the key when it
 /// is about the key, at the value otherwise.
-[[noreturn]] void relocate(InputError error, const LocatedSet& origin) {
+[[noreturn]] void relocate(const InputError& error, const LocatedSet& origin) {
   const auto& at = error.location();
   if (at && at->file == "--set " + origin.argument) {
     const bool about_key = at->column <= static_cast<int>(origin.key_length) + 1;
@@ -59,7 +59,8 @@ BaseDocuments parse_base(const ReadStudy& read) {
 void read_with(const BaseDocuments& base, const std::vector<const LocatedSet*>& sets) {
   try {
     std::vector<std::string> arguments;
-    for (const LocatedSet* s : sets) arguments.push_back(s->argument);
+    for (const LocatedSet* s : sets)
+      if (!s->file) arguments.push_back(s->argument);
     const std::vector<Override> overrides = parse_overrides(arguments);
     BaseDocuments copy = base;
     apply_overrides(copy.workload, overrides, InputKind::workload);
@@ -68,9 +69,21 @@ void read_with(const BaseDocuments& base, const std::vector<const LocatedSet*>& 
     (void)read_platform(copy.platform, "study");
   } catch (InputError& error) {
     for (const LocatedSet* s : sets)
-      if (error.location() && error.location()->file == "--set " + s->argument) relocate(std::move(error), *s);
-    relocate(std::move(error), *sets.back());
+      if (error.location() && error.location()->file == "--set " + s->argument) relocate(error, *s);
+    relocate(error, *sets.back());
   }
+}
+
+/// The base documents with a file axis's value in place of its base file; the file's read
+/// errors (missing, unreadable) are located at the value.
+BaseDocuments with_file(const BaseDocuments& base, const LocatedSet& value) {
+  const bool platform = value.argument.rfind("platform=", 0) == 0;
+  const char* key = platform ? "platform" : "workload";
+  const InputText text = read_base_file(*value.file, value.value_where, key);
+  BaseDocuments copy = base;
+  (platform ? copy.platform : copy.workload) = parse_yaml_file(
+      text.text, text.name, platform ? "'device:', 'node:' and 'cluster:'" : "'model:' and 'training:'");
+  return copy;
 }
 
 } // namespace
@@ -84,7 +97,7 @@ void check_study(const ReadStudy& study) {
     for (const LocatedSet& value : axis) {
       std::vector<const LocatedSet*> sets = base_sets;
       sets.push_back(&value);
-      read_with(base, sets);
+      read_with(value.file ? with_file(base, value) : base, sets);
     }
 }
 

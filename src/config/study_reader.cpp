@@ -56,8 +56,22 @@ void read_base(const Field& field, const std::filesystem::path& directory, ReadS
   }
 }
 
-/// One `{key, values}` mapping: its axis and the --set of each value.
-StudyAxis read_axis(const Field& field, std::vector<std::vector<LocatedSet>>& sets) {
+/// A file axis's value: a path, kept as written for the CSV and resolved for the run.
+void read_file_value(const Field& item, const std::string& key, const SourceLocation& key_where,
+                     const std::filesystem::path& directory, StudyAxis& axis, std::vector<LocatedSet>& located) {
+  if (item.value->kind != YamlNode::Kind::scalar)
+    fail_at(item.where(), item.path, fmt::format("{} is not a file path", item.path),
+            fmt::format("give the {} file's path relative to the study, e.g. ../../platforms/dgx-h100.yaml", key));
+  const std::string text = read_text(item);
+  LocatedSet set{key + "=" + text, key.size(), key_where, item.where(), resolve(item, directory)};
+  located.push_back(std::move(set));
+  axis.values.push_back(text);
+}
+
+/// One `{key, values}` mapping: its axis and the --set of each value (a file for `workload` and
+/// `platform`).
+StudyAxis read_axis(const Field& field, const std::filesystem::path& directory,
+                    std::vector<std::vector<LocatedSet>>& sets) {
   const MappingReader a(field, axis_keys);
   const Field key_field = a.required("key", "cluster.network.bandwidth");
   StudyAxis axis{read_key(key_field), {}};
@@ -71,20 +85,25 @@ StudyAxis read_axis(const Field& field, std::vector<std::vector<LocatedSet>>& se
   for (const Field& item : items) {
     if (item.value->kind == YamlNode::Kind::null)
       fail_at(item.where(), item.path, fmt::format("{} has no value", item.path), "give a value or remove it");
+    if (Study::names_file(axis.key)) {
+      read_file_value(item, axis.key, key_field.where(), directory, axis, located);
+      continue;
+    }
     located.push_back(located_set(axis.key, key_field.where(), *item.value));
     axis.values.push_back(flow_yaml(*item.value));
   }
   return axis;
 }
 
-StudyDimension read_zip(const Field& zip, std::vector<std::vector<LocatedSet>>& sets) {
+StudyDimension read_zip(const Field& zip, const std::filesystem::path& directory,
+                        std::vector<std::vector<LocatedSet>>& sets) {
   const std::vector<Field> items = read_list(zip);
   if (items.empty())
     fail_at(zip.where(), zip.path, fmt::format("{} is an empty list", zip.path),
             fmt::format("list the axes that advance together, e.g. zip: [{}, ...]", axis_example));
   StudyDimension dimension;
   for (const Field& item : items) {
-    dimension.axes.push_back(read_axis(item, sets));
+    dimension.axes.push_back(read_axis(item, directory, sets));
     if (dimension.axes.back().values.size() != dimension.axes.front().values.size())
       fail_at(item.where(), item.path,
               fmt::format("zipped axis '{}' has {} values but '{}' has {}", dimension.axes.back().key,
@@ -95,14 +114,15 @@ StudyDimension read_zip(const Field& zip, std::vector<std::vector<LocatedSet>>& 
   return dimension;
 }
 
-StudyDimension read_dimension(const Field& field, std::vector<std::vector<LocatedSet>>& sets) {
+StudyDimension read_dimension(const Field& field, const std::filesystem::path& directory,
+                              std::vector<std::vector<LocatedSet>>& sets) {
   const MappingReader entry(field, entry_keys);
   const auto zip = entry.optional("zip");
   if (zip && (entry.optional("key") || entry.optional("values")))
     fail_at(field.where(), field.path, fmt::format("{} has both 'zip' and 'key'/'values'", field.path),
             "an axis is either {key: ..., values: [...]} or {zip: [...]}; split it in two");
-  if (zip) return read_zip(*zip, sets);
-  return StudyDimension{{read_axis(field, sets)}};
+  if (zip) return read_zip(*zip, directory, sets);
+  return StudyDimension{{read_axis(field, directory, sets)}};
 }
 
 void check_distinct_keys(const std::vector<Field>& entries, const Study& study) {
@@ -144,7 +164,8 @@ ReadStudy read_study(const YamlNode& root, const std::string& default_name, cons
   if (entries.empty())
     fail_at(axes.where(), axes.path, "axes is an empty list: the study has no scenarios to vary",
             fmt::format("add an axis, e.g. - {}", axis_example));
-  for (const Field& entry : entries) out.study.dimensions.push_back(read_dimension(entry, out.axis_sets));
+  out.study.directory = directory;
+  for (const Field& entry : entries) out.study.dimensions.push_back(read_dimension(entry, directory, out.axis_sets));
   check_distinct_keys(entries, out.study);
   check_size(axes, out.study);
   if (const auto figures = top.optional("figures")) out.study.figures = read_figures(*figures, out.study.axis_keys());

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct LocatedSet {
   std::size_t key_length = 0; // characters of KEY
   SourceLocation key_where;   // the key in the study file
   SourceLocation value_where; // the value in the study file
+  /// A file axis's value (Study::names_file): the file, resolved against the study's folder.
+  std::optional<std::filesystem::path> file;
 };
 
 struct ReadStudy {

@@ -149,3 +149,31 @@ TEST_CASE("network_bandwidth_scale scales the fabric's switch-to-switch links wi
   CHECK(faster.fabric_bandwidth.value() == doctest::Approx(200e9));
   CHECK(faster.link.bandwidth.value() == doctest::Approx(2 * now.link.bandwidth.value()));
 }
+
+TEST_CASE("a platform or workload axis swaps the base file for each value, relative to the study") {
+  static const StudyDir dir;
+  std::ofstream(dir.root / "inputs" / "p2.yaml") << test::small_platform;
+  const auto s = config::parse_study({"s.yaml", base + "axes:\n"
+                                                       "  - {key: platform, values: [inputs/p.yaml, inputs/p2.yaml]}\n"
+                                                       "  - {key: model.layers, values: [2]}\n"},
+                                     dir.root);
+  CHECK(s.axis_keys() == std::vector<std::string>{"platform", "model.layers"});
+  CHECK(s.scenario_values(1) == std::vector<std::string>{"inputs/p2.yaml", "2"});
+  CHECK(s.scenario_overrides(1) == std::vector<std::string>{"model.layers=2"}); // no --set for the file
+  const auto sources = s.scenario_sources(1);
+  REQUIRE(sources.platform);
+  CHECK(*sources.platform == dir.root / "inputs" / "p2.yaml");
+  REQUIRE(sources.workload);
+  CHECK(sources.workload->filename() == "w.yaml"); // the base workload stays
+  CHECK(config::load_scenario(sources).workload.model.layers == 2);
+  const auto w = config::parse_study({"s.yaml", "axes:\n  - {key: workload, values: [inputs/w.yaml]}\n"}, dir.root);
+  CHECK(*w.scenario_sources(0).workload == dir.root / "inputs" / "w.yaml");
+}
+
+TEST_CASE("a file axis's missing file is located at its value, and a value that is not a path is refused") {
+  const auto missing = study_error(base + "axes:\n  - {key: platform, values: [inputs/p.yaml, nowhere.yaml]}\n");
+  CHECK(where(missing) == "s.yaml:5:45");
+  CHECK(missing.problem().find("nowhere.yaml") != std::string::npos);
+  const auto mapping = study_error(base + "axes:\n  - {key: platform, values: [{a: 1}]}\n");
+  CHECK(mapping.problem().find("not a file path") != std::string::npos);
+}

@@ -15,7 +15,8 @@
 
 namespace twocs::config {
 
-/// One key and its values, each as YAML text that `--set KEY=VALUE` accepts.
+/// One key and its values, each as YAML text that `--set KEY=VALUE` accepts; for the keys
+/// `workload` and `platform` (Study::names_file), file paths relative to the study's folder.
 struct StudyAxis {
   std::string key;
   std::vector<std::string> values;
@@ -45,6 +46,11 @@ struct Study {
   std::vector<std::string> base_overrides; // "KEY=VALUE", applied before the axes
   std::vector<StudyDimension> dimensions;
   std::vector<StudyFigure> figures; // none: the report draws its automatic charts
+  std::filesystem::path directory;  // the study file's folder, against which file axes resolve
+
+  /// Whether an axis `key` names files in place of the base ones (`workload`, `platform`)
+  /// rather than a --set key.
+  [[nodiscard]] static bool names_file(std::string_view key) { return key == "workload" || key == "platform"; }
 
   /// Every axis key, in the order the file gives them (the CSV's axis columns).
   [[nodiscard]] std::vector<std::string> axis_keys() const;
@@ -52,9 +58,10 @@ struct Study {
   [[nodiscard]] std::size_t scenario_count() const;
   /// Scenario `index`'s value of each axis key; the last dimension varies fastest.
   [[nodiscard]] std::vector<std::string> scenario_values(std::size_t index) const;
-  /// The base overrides followed by scenario `index`'s "KEY=VALUE" for each axis.
+  /// The base overrides followed by scenario `index`'s "KEY=VALUE" for each axis but the file axes.
   [[nodiscard]] std::vector<std::string> scenario_overrides(std::size_t index) const;
-  /// What `twocs run` needs for scenario `index`.
+  /// What `twocs run` needs for scenario `index`: the base files or the file axes' values, and
+  /// the overrides.
   [[nodiscard]] ScenarioSources scenario_sources(std::size_t index) const;
 };
 
