@@ -31,24 +31,25 @@ std::vector<std::string> Study::scenario_values(std::size_t index) const {
 }
 
 std::vector<std::string> Study::scenario_overrides(std::size_t index) const {
-  std::vector<std::string> overrides = base_overrides;
-  const std::vector<std::string> keys = axis_keys();
-  const std::vector<std::string> values = scenario_values(index);
-  for (std::size_t i = 0; i < keys.size(); ++i)
-    if (!names_file(keys[i])) overrides.push_back(keys[i] + "=" + values[i]);
-  return overrides;
+  return scenario_sources(index).overrides;
 }
 
 ScenarioSources Study::scenario_sources(std::size_t index) const {
-  ScenarioSources sources{workload, platform, scenario_overrides(index)};
+  ScenarioSources sources{workload, platform, base_overrides};
   const std::vector<std::string> keys = axis_keys();
   const std::vector<std::string> values = scenario_values(index);
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (!names_file(keys[i])) continue;
-    const std::filesystem::path path(values[i]);
-    (keys[i] == "workload" ? sources.workload : sources.platform) = path.is_absolute() ? path : directory / path;
+    if (!names_file(keys[i]))
+      sources.overrides.push_back(keys[i] + "=" + values[i]);
+    else
+      (keys[i] == "workload" ? sources.workload : sources.platform) = study_path(directory, values[i]);
   }
   return sources;
+}
+
+std::filesystem::path study_path(const std::filesystem::path& directory, const std::string& written) {
+  const std::filesystem::path path(written);
+  return path.is_absolute() ? path : directory / path;
 }
 
 Study parse_study(const InputText& study, const std::filesystem::path& directory) {

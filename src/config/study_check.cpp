@@ -30,14 +30,20 @@ InputText read_base_file(const std::filesystem::path& path, const SourceLocation
   }
 }
 
+YamlNode workload_tree(const InputText& text) {
+  return parse_yaml_file(text.text, text.name, "'model:' and 'training:'");
+}
+YamlNode platform_tree(const InputText& text) {
+  return parse_yaml_file(text.text, text.name, "'device:', 'node:' and 'cluster:'");
+}
+
 BaseDocuments parse_base(const ReadStudy& read) {
   const Study& study = read.study;
   const InputText workload = study.workload ? read_base_file(*study.workload, read.workload_where, "base.workload")
                                             : embedded_default_workload();
   const InputText platform = study.platform ? read_base_file(*study.platform, read.platform_where, "base.platform")
                                             : embedded_default_platform();
-  return {parse_yaml_file(workload.text, workload.name, "'model:' and 'training:'"),
-          parse_yaml_file(platform.text, platform.name, "'device:', 'node:' and 'cluster:'")};
+  return {workload_tree(workload), platform_tree(platform)};
 }
 
 /// Re-locates an error raised inside the --set `origin` to the study file: at the key when it
@@ -77,12 +83,13 @@ void read_with(const BaseDocuments& base, const std::vector<const LocatedSet*>& 
 /// The base documents with a file axis's value in place of its base file; the file's read
 /// errors (missing, unreadable) are located at the value.
 BaseDocuments with_file(const BaseDocuments& base, const LocatedSet& value) {
-  const bool platform = value.argument.rfind("platform=", 0) == 0;
-  const char* key = platform ? "platform" : "workload";
-  const InputText text = read_base_file(*value.file, value.value_where, key);
+  const std::string key = value.argument.substr(0, value.key_length);
+  const InputText text = read_base_file(*value.file, value.value_where, key.c_str());
   BaseDocuments copy = base;
-  (platform ? copy.platform : copy.workload) = parse_yaml_file(
-      text.text, text.name, platform ? "'device:', 'node:' and 'cluster:'" : "'model:' and 'training:'");
+  if (key == "platform")
+    copy.platform = platform_tree(text);
+  else
+    copy.workload = workload_tree(text);
   return copy;
 }
 

@@ -19,7 +19,7 @@ constexpr std::array<std::string_view, 3> entry_keys = {"key", "values", "zip"};
 constexpr std::string_view axis_example = "{key: cluster.network.bandwidth, values: [25GB/s, 50GB/s]}";
 
 LocatedSet located_set(const std::string& key, const SourceLocation& key_where, const YamlNode& value) {
-  return {key + "=" + flow_yaml(value), key.size(), key_where, value.where};
+  return {key + "=" + flow_yaml(value), key.size(), key_where, value.where, std::nullopt};
 }
 
 std::string read_key(const Field& f) {
@@ -31,8 +31,7 @@ std::string read_key(const Field& f) {
 }
 
 std::filesystem::path resolve(const Field& f, const std::filesystem::path& directory) {
-  const std::filesystem::path path(read_text(f));
-  return path.is_absolute() ? path : directory / path;
+  return study_path(directory, read_text(f));
 }
 
 void read_base(const Field& field, const std::filesystem::path& directory, ReadStudy& out) {

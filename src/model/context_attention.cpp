@@ -69,13 +69,17 @@ AttentionShape head_split(const LayerShape& shape, const LayerDims& d) {
   return a;
 }
 
+/// Values of the rank's query heads for its s / cp tokens, `head_dim` per head.
+double local_head_values(const LayerShape& shape, const LayerDims& d, std::int64_t head_dim) {
+  return as_double(shape.micro_batch) * as_double(shape.model.seq_len / shape.context) * as_double(d.local_heads) *
+         as_double(head_dim);
+}
+
 /// Bytes of the rank's Q, K and V (`qkv`) or output (`!qkv`) for its s / cp tokens.
 units::Bytes local_tensors(const LayerShape& shape, const LayerDims& d, bool qkv) {
   const auto& m = shape.model;
-  const double tokens = as_double(shape.micro_batch) * as_double(m.seq_len / shape.context);
-  const double out = as_double(d.local_heads) * as_double(m.v_head_dim());
-  const double q = as_double(d.local_heads) * as_double(m.qk_head_dim());
-  return qkv ? size_of(tokens * q, shape.dtype) + context_kv_block(shape) : size_of(tokens * out, shape.dtype);
+  return qkv ? size_of(local_head_values(shape, d, m.qk_head_dim()), shape.dtype) + context_kv_block(shape)
+             : size_of(local_head_values(shape, d, m.v_head_dim()), shape.dtype);
 }
 
 void add_head_split_forward(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
@@ -117,8 +121,7 @@ double ring_key_share(const LayerShape& shape, std::int64_t step) {
 /// second-half variant, out += out_step x exp(lse_step - lse), read both and write out). The
 /// softmax statistics' corrections between steps, over heads x queries values, are not costed.
 void add_ring_out_corrections(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass) {
-  const double outputs = as_double(shape.micro_batch) * as_double(shape.model.seq_len / shape.context) *
-                         as_double(d.local_heads) * as_double(shape.model.v_head_dim());
+  const double outputs = local_head_values(shape, d, shape.model.v_head_dim());
   const double e = element_size(shape.dtype);
   for (std::int64_t i = 0; i < shape.context; ++i)
     steps.push_back(memory_bound("attn.cp.out_correction", OpKind::elementwise, pass, shape.dtype,
@@ -129,8 +132,7 @@ void add_ring_out_corrections(StepSequence& steps, const LayerShape& shape, cons
 /// dK/dV into the block the ring hands on (context_parallel.py: dq.copy_ / dq.add_, the "dkv
 /// correction"), over the step's queries and keys.
 void add_ring_grad_corrections(StepSequence& steps, const LayerShape& shape, const LayerDims& d, std::int64_t step) {
-  const double queries = as_double(shape.micro_batch) * as_double(shape.model.seq_len / shape.context) *
-                         as_double(d.local_heads) * as_double(shape.model.qk_head_dim());
+  const double queries = local_head_values(shape, d, shape.model.qk_head_dim());
   const double keys = shape.model.context_kv_elements(shape.micro_batch, shape.tensor, shape.context);
   const double e = element_size(shape.dtype);
   const double per_element = step == 0 ? 2 * e : 3 * e;

@@ -65,6 +65,10 @@ struct Study {
   [[nodiscard]] ScenarioSources scenario_sources(std::size_t index) const;
 };
 
+/// A path written in a study file (`base:` or a file axis): as written when absolute, else
+/// against the study's folder `directory`.
+[[nodiscard]] std::filesystem::path study_path(const std::filesystem::path& directory, const std::string& written);
+
 /// Studies larger than this are refused (a typo in an axis is likelier than a wish for more).
 inline constexpr std::size_t max_study_scenarios = 1'000'000;
 
