@@ -15,7 +15,7 @@
 namespace twocs::sweep::detail {
 namespace {
 
-enum Tag : int { request = 1, result, stopped, assign, done, stop };
+enum Tag : int { request = 1, result, stopped, assign, done, stop, abort };
 
 void send(int to, Tag tag, const void* data = nullptr, int bytes = 0) {
   MPI_Send(data, bytes, MPI_BYTE, to, tag, MPI_COMM_WORLD);
@@ -62,9 +62,12 @@ public:
     return true;
   }
   [[nodiscard]] bool stop_requested() const override { return stop_; }
-  void stopping() override;
+  void stopping() override { stop_workers(Tag::stop); }
+  /// Rank 0 failed (it reports why): the other ranks stop and leave without a message of theirs.
+  void failing() { stop_workers(Tag::abort); }
 
 private:
+  void stop_workers(Tag how);
   struct Worker {
     bool released = false; // told `done`
     bool stopped = false;  // said `stopped`
@@ -98,12 +101,12 @@ void CoordinatorTransport::handle(const Message& m) {
   }
 }
 
-void CoordinatorTransport::stopping() {
+void CoordinatorTransport::stop_workers(Tag how) {
   stop_ = true;
   std::vector<int> waiting;
   for (std::size_t r = 1; r < workers_.size(); ++r)
     if (!workers_[r].stopped && !(workers_[r].released && workers_[r].running == 0)) {
-      send(static_cast<int>(r), Tag::stop);
+      send(static_cast<int>(r), how);
       waiting.push_back(static_cast<int>(r));
     }
   const auto deadline = std::chrono::steady_clock::now() + stop_wait;
@@ -130,11 +133,13 @@ public:
   [[nodiscard]] bool drained() const override { return released_ && assigned_.empty(); }
   [[nodiscard]] bool stop_requested() const override { return stop_; }
   void stopping() override { send(0, Tag::stopped); }
+  /// Rank 0 failed and stopped the job (Tag::abort): its message says why.
+  [[nodiscard]] bool coordinator_failed() const { return coordinator_failed_; }
 
 private:
   SweepTotals& totals_;
   std::vector<std::size_t> assigned_;
-  bool requested_ = false, released_ = false, stop_ = false;
+  bool requested_ = false, released_ = false, stop_ = false, coordinator_failed_ = false;
 };
 
 void WorkerTransport::serve() {
@@ -147,8 +152,9 @@ void WorkerTransport::serve() {
     } else if (m->tag == Tag::done) {
       released_ = true;
       requested_ = false;
-    } else if (m->tag == Tag::stop) {
+    } else if (m->tag == Tag::stop || m->tag == Tag::abort) {
       stop_ = true;
+      coordinator_failed_ = coordinator_failed_ || m->tag == Tag::abort;
     }
   }
 }
@@ -173,7 +179,7 @@ bool run_mpi_coordinator(const config::Study& study, const SweepOptions& options
   try {
     return run_loop(study, options, transport, stop);
   } catch (...) {
-    transport.stopping(); // the CSV cannot take rows (a full disk): the other ranks stop first
+    transport.failing(); // the CSV cannot take rows (a full disk): the other ranks stop first
     throw;
   }
 }
@@ -181,7 +187,13 @@ bool run_mpi_coordinator(const config::Study& study, const SweepOptions& options
 bool run_mpi_worker(const config::Study& study, const SweepOptions& options, SweepTotals& totals, StopCheck stop) {
   WorkerTransport transport(totals);
   try {
-    return run_loop(study, options, transport, stop);
+    const bool interrupted = run_loop(study, options, transport, stop);
+    // Rank 0's exit code is the job's: this rank leaves as a peer of a failed rank, not as one
+    // interrupted (mpirun reports whichever non-zero code comes first).
+    if (transport.coordinator_failed()) throw PeerFailed("MPI rank 0 failed; its message says why");
+    return interrupted;
+  } catch (const PeerFailed&) {
+    throw;
   } catch (...) {
     transport.stopping(); // this rank cannot go on (its scratch disk full): rank 0 stops the job
     throw;

@@ -6,7 +6,8 @@
 //
 // Messages (MPI_COMM_WORLD): worker -> 0: request (a free slot), result (an encoded finished
 // scenario), stopped (this rank stopped, or failed; no more rows from it). 0 -> worker: assign (an index),
-// done (nothing left), stop (interrupted: stop and answer `stopped`).
+// done (nothing left), stop (interrupted: stop and answer `stopped`), abort (rank 0 failed, and
+// says why: stop, answer `stopped`, and leave as the peer of a failed rank, exit code 2).
 #pragma once
 
 #include <twocs/sweep/sweep.hpp>

@@ -5,6 +5,7 @@
 #ifdef TWOCS_HAVE_MPI
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <sys/stat.h>
@@ -184,9 +185,8 @@ TEST_CASE("under mpirun a bad study is reported once, by rank 0, and every rank 
 }
 
 TEST_CASE("under mpirun a results CSV that is a pipe is refused by rank 0, every rank exits 2, no lock is left") {
-  // A full disk cannot be staged under mpirun with RLIMIT_FSIZE: Open MPI's own session files hit
-  // the limit first (a rank dies of SIGXFSZ). A CSV that cannot be a results file is the fault
-  // rank 0 meets before any row here.
+  // A CSV that cannot be a results file is the fault rank 0 meets before any row here (a full
+  // disk, after some rows, is the test below).
   const StudyFolder folder("mpi-fifo");
   REQUIRE(::mkfifo(folder.csv().c_str(), 0644) == 0);
   const fs::path log = folder.root / "fifo.log";
@@ -194,6 +194,49 @@ TEST_CASE("under mpirun a results CSV that is a pipe is refused by rank 0, every
   check_reported_once(log, "is not a regular file: a sweep reads its CSV back");
   CHECK(fs::is_fifo(folder.csv()));
   CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
+}
+
+TEST_CASE("under mpirun a CSV that fills its disk stops with whole rows, once reported, and a rerun completes it") {
+  // The ranks alone get the file size limit (SIGXFSZ ignored: a write past it fails with EFBIG,
+  // as ENOSPC does), set by a shell around each rank; mpirun and its daemon keep theirs. The
+  // shared-memory transport would size its segment past the limit (ftruncate: EFBIG), so the
+  // ranks talk over TCP on the loopback here.
+  const StudyFolder folder("mpi-disk-full");
+  const pid_t reference_sweep = start_uninterrupted(folder);
+  const auto reference = uninterrupted_rows(folder, reference_sweep);
+  const std::string full = file_text(folder.csv("reference.csv"));
+  std::size_t room = 0; // the header, six rows and about half of the seventh
+  for (int line = 0; line < 7; ++line) room = full.find('\n', room) + 1;
+  room += 150;
+  std::vector<std::string> args = mpirun(2);
+  const auto btl = std::find(args.begin(), args.end(), "self,vader");
+  REQUIRE(btl != args.end());
+  *btl = "self,tcp";
+  args.insert(args.end(), {"/bin/sh", "-c", "trap '' XFSZ; exec prlimit --fsize=" + std::to_string(room) + " \"$@\"",
+                           "rank", TWOCS_PROGRAM, "sweep", folder.study(), "--output", folder.csv().string()});
+  const fs::path log = folder.root / "first.log";
+  const fs::path tmp = folder.root / "tmp";
+  fs::create_directories(tmp);
+  CHECK(wait_exit_within(start_program(args, log, {tmp})) == 2);
+  check_reported_once(log, "File too large; the sweep stopped, ");
+  check_reported_once(log, "fix: free space on its disk");
+  const std::string cut = file_text(folder.csv());
+  REQUIRE_FALSE(cut.empty());
+  CHECK(cut.back() == '\n'); // no part of the row that did not fit
+  std::size_t skipped = 0;
+  const auto before = twocs::report::parse_results_csv(cut, &skipped);
+  CHECK(skipped == 0);
+  CHECK(before.rows.size() >= 4);
+  CHECK(before.rows.size() < tiny_scenarios);
+  CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
+  CHECK(scratch_folders(tmp).empty());
+
+  const fs::path rerun = folder.root / "rerun.log";
+  REQUIRE_MESSAGE(wait_exit(start_mpi_sweep(folder, 2, "out.csv", rerun)) == 0, file_text(rerun));
+  const auto after = read_results(folder.csv());
+  check_each_scenario_once(after, tiny_scenarios);
+  const auto rows = rows_by_scenario(after);
+  for (const auto& row : before.rows) CHECK(rows.at(row.front()) == row); // not rerun
 }
 
 TEST_CASE("a finished scenario crosses between ranks unchanged, any bytes included") {
