@@ -72,8 +72,8 @@ units::Seconds nccl_latency(Algorithm algorithm, Protocol protocol, CollectiveKi
 
 units::Bytes in_network_chunk(units::Bytes size, const CollectiveContext& c) {
   // src/enqueue.cc (calcCollChunking, NCCL_ALGO_NVLS): concurrent ops = channels x heads (the
-  // group's ranks); the chunk halves below 64, 8 and 2 rounds of them, down to 16 KiB.
-  const double ops = static_cast<double>(c.in_network_channels) * std::max(1, nvls_ranks(c));
+  // node's ranks, at most 32: nvls_heads); the chunk halves below 64, 8 and 2 rounds of them, down to 16 KiB.
+  const double ops = static_cast<double>(c.in_network_channels) * std::max(1, nvls_heads(nvls_ranks(c)));
   const double s = size.value();
   double chunk = nvls_max_chunk;
   if (s < 64 * ops * chunk && chunk > 65536) chunk = 65536;
@@ -84,12 +84,12 @@ units::Bytes in_network_chunk(units::Bytes size, const CollectiveContext& c) {
 
 units::Seconds in_network_pipeline_fill(units::Bytes size, const CollectiveContext& c) {
   if (nvls_ranks(c) <= 1) return units::seconds(0); // no NVLS: one rank per node
-  // One round moves channels x ranks chunks (all of `size` when it is smaller), at the simulated
-  // in-network rate: each rank's link carries S (1 + 1/n) / e (estimate_time), n the node's ranks.
-  const double n = nvls_ranks(c);
+  // One round moves channels x heads chunks (all of `size` when it is smaller), at the simulated
+  // in-network rate: each head's link carries S (1 + 1/h) / e (estimate_time), h the node's heads.
+  const double h = nvls_heads(nvls_ranks(c));
   const double round =
-      std::min(size.value(), static_cast<double>(c.in_network_channels) * n * in_network_chunk(size, c).value());
-  const double round_time = round * (1 + 1 / n) / (c.in_network_efficiency * c.intra_bandwidth.value());
+      std::min(size.value(), static_cast<double>(c.in_network_channels) * h * in_network_chunk(size, c).value());
+  const double round_time = round * (1 + 1 / h) / (c.in_network_efficiency * c.intra_bandwidth.value());
   // The pipeline fills and drains: the last round leaves the last stage stages - 1 rounds late.
   return units::seconds((nvls_pipeline_stages - 1) * round_time);
 }

@@ -89,6 +89,17 @@ TEST_CASE("in-network all-reduce: each rank moves S (1 + 1/n) once, over the eff
                                                                             // rounds to ~1e-9 relative
 }
 
+TEST_CASE("in-network all-reduce over 72 ranks: 32 heads, each head's link moves S (1 + 1/32)") {
+  // NCCL's NVLS has at most 32 heads (NCCL_MAX_NVLS_ARITY): a full NVL72 rack reduces through 32.
+  const auto links = one_node(72);
+  const double b = links.node_bandwidth.value(), l = links.node_latency.value();
+  lowering::ScheduleShape shape;
+  shape.in_network_efficiency = 0.74;
+  const double heads = 32;
+  CHECK(simulate_collective(make_topology(links), Algorithm::in_network, CollectiveKind::all_reduce, S, 72, shape) ==
+        doctest::Approx(S * (1.0 + 1.0 / heads) / 0.74 / b + l).epsilon(1e-8));
+}
+
 TEST_CASE("direct all-reduce on a mesh uses every link at once") {
   auto links = one_node(4);
   auto cluster = make_cluster(links);

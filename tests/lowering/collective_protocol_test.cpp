@@ -134,3 +134,16 @@ TEST_CASE("NVLS's three-stage pipeline adds two round times, a round capped by t
   c.ranks = 1;
   CHECK(in_network_pipeline_fill(units::Bytes(8 * MiB), c).value() == 0);
 }
+
+TEST_CASE("NVLS over 72 ranks chunks and fills by its 32 heads, not by its ranks") {
+  auto c = one_node(72);
+  c.in_network_reduction = true;
+  c.in_network_efficiency = 0.74;
+  c.in_network_channels = 24; // Blackwell, one NVLink domain: 24 x 32 = 768 concurrent chunks
+  const double KiB = 1024.0, GiB = 1024.0 * 1024 * 1024;
+  // 1 GiB < 64 x 768 x 128 KiB (6 GiB): 64 KiB chunks; not below 8 x 768 x 64 KiB (384 MiB).
+  CHECK(in_network_chunk(units::Bytes(GiB), c).value() == 64 * KiB);
+  const double round = 24 * 32 * 64 * KiB; // 48 MiB, not 72 ranks' 108 MiB
+  const double rate = 0.74 * 230e9 / (1 + 1.0 / 32);
+  CHECK(in_network_pipeline_fill(units::Bytes(GiB), c).value() == doctest::Approx(2 * round / rate));
+}

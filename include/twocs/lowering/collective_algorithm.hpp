@@ -32,6 +32,14 @@ enum class Algorithm : std::uint8_t {
   in_network_tree,  // NCCL's NVLS_TREE: NVLS inside each node, a tree of each NIC's share between nodes
 };
 
+/// NCCL's NVLS heads in a group of `ranks` inside one NVLink domain: the ranks that reduce and
+/// multicast, at most NCCL_MAX_NVLS_ARITY = 32 (NVIDIA/nccl src/include/device.h; src/graph/search.cc
+/// sets the NVLS search's channels to min(GPUs, 32), one head each). A full NVL72 rack has 32.
+constexpr std::int32_t nvls_max_heads = 32;
+[[nodiscard]] constexpr std::int32_t nvls_heads(std::int32_t ranks) {
+  return ranks < nvls_max_heads ? ranks : nvls_max_heads;
+}
+
 [[nodiscard]] std::string_view to_string(CollectiveKind k);
 [[nodiscard]] std::string_view to_string(Algorithm a);
 [[nodiscard]] std::optional<Algorithm> algorithm_from_string(std::string_view name);

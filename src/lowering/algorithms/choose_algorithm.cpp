@@ -64,9 +64,10 @@ double tree_time(double s, const Terms& t) {
          std::max(tree_nic_time(s, t), chain);
 }
 
-/// NVLS inside each node: S (1 + 1/g) on a rank's node link (in_network.cpp).
+/// NVLS inside each node: S (1 + 1/h) on a head's node link, h = min(g, 32) (in_network.cpp).
 double nvls_time(double s, const Terms& t, const CollectiveContext& c) {
-  return t.g > 1 ? s * (1 + 1 / t.g) / (c.in_network_efficiency * t.b_intra) : 0.0;
+  const double h = nvls_heads(static_cast<std::int32_t>(t.g));
+  return t.g > 1 ? s * (1 + 1 / h) / (c.in_network_efficiency * t.b_intra) : 0.0;
 }
 
 double in_network_time(double s, const Terms& t, const CollectiveContext& c) {

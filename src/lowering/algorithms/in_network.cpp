@@ -1,8 +1,10 @@
 // In-network reduction (NVLink SHARP, "NVLS", on NVSwitch 3+; InfiniBand SHARP, Graham et al.,
 // COMHPC 2016): the switch reduces and multicasts, so each rank moves its data about once.
-// With NVLS every rank loads-and-reduces its 1/n of the buffer from all ranks through the switch
-// (its link carries S up, S/n down) and stores the result with a multicast (S/n up, S down):
-// S (1 + 1/n) each way per rank. twocs carries that load as a shift permutation through the
+// With NVLS each of h heads (h = min(n, 32), nvls_heads) loads-and-reduces its 1/h of the buffer
+// from all ranks through the switch (its link carries S up, S/h down) and stores the result with
+// a multicast (S/h up, S down): S (1 + 1/h) each way on a head's link, S on another rank's
+// (NVIDIA/nccl src/device/all_reduce.h, the oneNode NVLS path: scatter and gather are copies in
+// the rank's own memory). twocs carries the heads' load as a shift permutation through the
 // switch (rank i -> i + 1: the same bytes on each rank's link up and down), pipelined in
 // slices, with the wire bytes divided by the in-network efficiency (NCCL's tuner: 0.85 Hopper,
 // 0.74 Blackwell; src/graph/tuning.cc nvlsEfficiency).
@@ -41,11 +43,12 @@ void add_shift(CollectiveSchedule& s, const std::vector<std::int32_t>& ranks, un
   }
 }
 
-/// The NVLS part inside every node of g ranks: S (1 + 1/g) over the node's efficiency.
+/// The NVLS part inside every node of g ranks: S (1 + 1/h) over the node's efficiency, h its heads
+/// (the ranks that are not heads carry S and finish with them: NCCL's steps are lockstep).
 void add_node_reductions(CollectiveSchedule& s, units::Bytes size, std::int32_t g, const ScheduleShape& shape) {
   assert(shape.in_network_efficiency > 0 && shape.in_network_efficiency <= 1);
   if (g <= 1) return;
-  const units::Bytes wire = size * (1.0 + 1.0 / g) / shape.in_network_efficiency;
+  const units::Bytes wire = size * (1.0 + 1.0 / nvls_heads(g)) / shape.in_network_efficiency;
   for (std::int32_t node = 0; node < shape.ranks / g; ++node) {
     std::vector<std::int32_t> ranks(static_cast<std::size_t>(g));
     std::iota(ranks.begin(), ranks.end(), node * g);
