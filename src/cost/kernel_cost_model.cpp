@@ -6,22 +6,24 @@
 
 namespace twocs::cost {
 
-KernelCostModel::KernelCostModel(hardware::DeviceSpec device) : device_(std::move(device)), table_(measured_table()) {}
+KernelCostModel::KernelCostModel(hardware::DeviceSpec device) : device_(std::move(device)) {
+  const auto& k = device_.kernels;
+  if (k.measured.empty() || (k.measured_compute_scale == 1 && k.measured_memory_scale == 1)) {
+    table_ = measured_table();
+    return;
+  }
+  // A what-if's device: each kernel keeps its measured/formula ratio on the device the rows were
+  // timed on (duration), the same ratio whether its size was measured or interpolated.
+  hardware::DeviceSpec measured_on = device_;
+  measured_on.kernels.measured_compute_scale = measured_on.kernels.measured_memory_scale = 1;
+  hardware::scale_rates(measured_on, 1.0 / k.measured_compute_scale, 1.0 / k.measured_memory_scale);
+  measured_on_ = std::make_shared<const KernelCostModel>(std::move(measured_on));
+}
 
 MeasuredTable KernelCostModel::measured_table() const {
   const auto& k = device_.kernels;
   if (k.measured.empty()) return {};
-  if (k.measured_compute_scale == 1 && k.measured_memory_scale == 1)
-    return MeasuredTable(k.measured, [this](const model::ComputeOp& op) { return formula_duration(op); });
-  // A what-if's device: each row's ratio is taken against the formula of the device it was
-  // measured on, and applied to this device's formula (MeasuredTable's rescaled lookup).
-  hardware::DeviceSpec measured_on = device_;
-  measured_on.kernels.measured.clear();
-  measured_on.kernels.measured_compute_scale = measured_on.kernels.measured_memory_scale = 1;
-  hardware::scale_rates(measured_on, 1.0 / k.measured_compute_scale, 1.0 / k.measured_memory_scale);
-  const KernelCostModel today(std::move(measured_on));
-  return MeasuredTable(
-      k.measured, [&today](const model::ComputeOp& op) { return today.formula_duration(op); }, true);
+  return MeasuredTable(k.measured, [this](const model::ComputeOp& op) { return formula_duration(op); });
 }
 
 units::FlopRate KernelCostModel::vector_rate(model::Dtype dtype) const {
@@ -80,6 +82,13 @@ units::Seconds KernelCostModel::duration(const model::ComputeOp& op) const {
     return (whole - overhead) * (1.0 / static_cast<double>(op.gemm_chunks)) + overhead;
   }
   const units::Seconds formula = formula_duration(op);
+  if (measured_on_) {
+    // The measured device's time (its measurement at a measured size) scaled by this device's
+    // formula over that device's: exactly the measured time when the what-if scales are 1.
+    const units::Seconds then = measured_on_->formula_duration(op);
+    const units::Seconds measured = measured_on_->duration(op);
+    return then.value() > 0 ? measured * (formula / then) : formula;
+  }
   if (table_.empty()) return formula;
   return table_.lookup(op, formula).value_or(formula);
 }

@@ -54,8 +54,7 @@ std::vector<model::ComputeOp> kernel_steps(const hardware::KernelMeasurement& m)
   return {as_compute_op(m)};
 }
 
-MeasuredTable::MeasuredTable(std::span<const hardware::KernelMeasurement> rows, const Formula& formula, bool rescaled)
-    : rescaled_(rescaled) {
+MeasuredTable::MeasuredTable(std::span<const hardware::KernelMeasurement> rows, const Formula& formula) {
   entries_.reserve(rows.size());
   for (const auto& row : rows) {
     units::Seconds predicted{};
@@ -110,7 +109,7 @@ std::optional<units::Seconds> MeasuredTable::lookup(const model::ComputeOp& op, 
   const std::vector<double> at = log_size_of(op.kind, op.gemm, op.attention, op.bytes);
   // A one-step kernel of a measured size gets the measurement itself (the same as its ratio).
   const hardware::Fp8Accumulation wanted = accumulation_for(op);
-  if (!model::is_fused_attention(op.kind) && !rescaled_)
+  if (!model::is_fused_attention(op.kind))
     for (const auto& e : entries_)
       if (describes(e, op, wanted) && e.log_size.size() == at.size() && squared_distance(e.log_size, at) < 1e-18)
         return e.time;

@@ -89,3 +89,34 @@ TEST_CASE("faster NVLink may slow a step by under 1% when it moves the gradient 
   CHECK(iteration_time(platform, sets, dir, {"model.tied_embeddings=false", "whatif.node_bandwidth_scale=2"}) <
         iteration_time(platform, sets, dir, {"model.tied_embeddings=false"}));
 }
+
+TEST_CASE("twice the compute speeds up Transformer Engine's chunked tensor-parallel GEMMs, not the reverse") {
+  // Seed 23, scenario 8518: any what-if scale (compute x1.0001 as well as x2) repriced the chunked
+  // GEMMs of Transformer Engine's TP overlap through the formula with the weight counted once per
+  // chunk, where scale 1 took the measured time: fc1's chunk 8.9 -> 16.7 us, the step 25.60 ->
+  // 25.80 ms at x2. A what-if device now scales the measured device's time by the ratio of the
+  // two formulas (src/cost/kernel_cost_model.cpp).
+  const TempDir dir("invariant-8518");
+  const std::vector<std::string> sets{"model.layers=2",
+                                      "model.heads=32",
+                                      "model.hidden=4096",
+                                      "model.seq_len=1024",
+                                      "model.vocab=32000",
+                                      "training.parallelism.tensor=4",
+                                      "training.parallelism.pipeline=1",
+                                      "training.parallelism.data=4",
+                                      "training.micro_batch=1",
+                                      "training.global_batch=16",
+                                      "training.recompute=full",
+                                      "training.parallelism.context=2",
+                                      "training.parallelism.sequence=true",
+                                      "cluster.nodes=4",
+                                      "training.collectives.data=tree",
+                                      "training.optimizer.sharding=full",
+                                      "training.overlap.tp_comm=transformer_engine"};
+  const std::string platform = "platforms/dgx-h100.yaml";
+  const double base = iteration_time(platform, sets, dir);
+  CHECK(iteration_time(platform, sets, dir, {"whatif.compute_scale=2"}) < base);
+  // A what-if of almost nothing moves the step by almost nothing (it jumped 2.5% at x1.0001).
+  CHECK(iteration_time(platform, sets, dir, {"whatif.compute_scale=1.0001"}) == doctest::Approx(base).epsilon(1e-3));
+}

@@ -225,3 +225,26 @@ TEST_CASE("on a what-if's faster device a measured kernel keeps its measured/for
   CHECK(cost::KernelCostModel(with_table({gemm})).duration(as_op(gemm)).value() ==
         doctest::Approx(gemm.time.value()).epsilon(1e-12));
 }
+
+TEST_CASE("a what-if scale of 1 + 1e-6 moves a measured GEMM's chunk by about 1e-6, not by a jump") {
+  // A skinny GEMM (512 x 8192 x 8192) measured at 1.3x its formula, issued in 8 row chunks (Transformer Engine's TP
+  // overlap): the whole GEMM the chunks share counts the weight once per chunk, memory-bound on
+  // the formula, so repricing a measured row's ratio on that formula jumped (seed 23, scenario 8518).
+  const cost::KernelCostModel plain(with_table({}));
+  hardware::KernelMeasurement row;
+  row.kind = model::OpKind::gemm;
+  row.dtype = model::Dtype::bf16;
+  row.gemm = model::GemmShape{512, 8192, 8192, 1};
+  row.time = units::Seconds(1.3 * plain.duration(as_op(row)).value());
+  hardware::KernelMeasurement piece = row;
+  piece.gemm->m = 64;
+  model::ComputeOp chunk = as_op(piece);
+  chunk.gemm_chunks = 8;
+  auto nudged = with_table({row});
+  for (auto& [dtype, peak] : nudged.peak_flops) peak *= 1 + 1e-6;
+  nudged.kernels.measured_compute_scale = 1 + 1e-6;
+  const double at_one = cost::KernelCostModel(with_table({row})).duration(chunk).value();
+  const double at_nudge = cost::KernelCostModel(nudged).duration(chunk).value();
+  CHECK(at_nudge <= at_one);
+  CHECK(at_nudge == doctest::Approx(at_one).epsilon(1e-5));
+}

@@ -10,6 +10,8 @@
 // compute units, tiles or k_half it is exactly RooflineCostModel for GEMMs.
 #pragma once
 
+#include <memory>
+
 #include <twocs/cost/measured_table.hpp>
 #include <twocs/cost/operator_cost_model.hpp>
 #include <twocs/hardware/device.hpp>
@@ -41,6 +43,11 @@ private:
 
   hardware::DeviceSpec device_;
   MeasuredTable table_;
+  /// A what-if's device (whatif.compute_scale and the like): the device its measured rows were
+  /// timed on, priced with those rows. This device's time of a kernel is that device's time
+  /// times the ratio of the two formulas, so a what-if scale of 1 + epsilon moves every kernel by
+  /// at most epsilon (null for the device as measured).
+  std::shared_ptr<const KernelCostModel> measured_on_;
 };
 
 } // namespace twocs::cost

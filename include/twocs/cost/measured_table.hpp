@@ -42,10 +42,8 @@ public:
   using Formula = std::function<units::Seconds(const model::ComputeOp&)>;
 
   MeasuredTable() = default;
-  /// `formula` prices a measured kernel with the operator formulas (for the ratios). `rescaled`:
-  /// the formula is another device's (the one the rows were timed on), so a kernel of a measured
-  /// size too gets the lookup's formula time times its row's ratio, not the measured time.
-  MeasuredTable(std::span<const hardware::KernelMeasurement> rows, const Formula& formula, bool rescaled = false);
+  /// `formula` prices a measured kernel with the operator formulas (for the ratios).
+  MeasuredTable(std::span<const hardware::KernelMeasurement> rows, const Formula& formula);
 
   /// The measured or interpolated time of `op` whose formula time is `formula_time`; nullopt
   /// when nothing of its kind and dtype was measured.
@@ -65,7 +63,6 @@ private:
     units::Seconds time;
   };
   std::vector<Entry> entries_;
-  bool rescaled_ = false;
 
   /// Whether `e` measured a kernel like `op`: its kind and dtype, and the accumulation `op`'s
   /// pass runs with where the table has rows of that accumulation.
