@@ -168,12 +168,13 @@ private:
     }
     const lowering::Transfer& transfer = graph_.transfer(id);
     interference_.transfer_started(task.device, transfer.peer);
-    if (transfer.latency_steps > 1) {
-      // A coarse collective's transfer (lowering/collective_lowering.hpp) first pays the
-      // latencies of the steps it stands for beyond the one SimGrid charges: (steps - 1) x its
-      // route's latency, during which the link carries nothing, as between a ring's steps.
+    // Network actions pay no latency in SimGrid (network_actions.cpp): the engine waits it out
+    // here, during which the link carries nothing. A coarse collective's transfer
+    // (lowering/collective_lowering.hpp) pays the latencies of all the steps it stands for.
+    const int paid_by_simgrid = network_.available() ? 0 : 1;
+    if (transfer.latency_steps > paid_by_simgrid && route_latency(task.device, transfer.peer) > 0) {
       const double now = sg::Engine::get_clock();
-      const double wait = (transfer.latency_steps - 1) * route_latency(task.device, transfer.peer);
+      const double wait = (transfer.latency_steps - paid_by_simgrid) * route_latency(task.device, transfer.peer);
       Delayed& waiting = delayed_[id];
       waiting.ready = now;
       waiting.timer = simgrid::kernel::timer::Timer::set(now + wait, [this, id] {

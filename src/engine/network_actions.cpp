@@ -1,14 +1,17 @@
 #include "network_actions.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <simgrid/kernel/resource/Action.hpp>
 #include <simgrid/kernel/resource/Model.hpp>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 #include <simgrid/version.h>
 
@@ -33,8 +36,9 @@ public:
 };
 
 /// The head of SimGrid 3.32's `kernel::resource::NetworkAction` (src/kernel/resource/NetworkModel.hpp
-/// of v3.32): its members after Action's, in that order. CM02 keeps the penalty a transfer's
-/// max-min variable gets once its latency is paid here, not in Action's own (which stays 1).
+/// of v3.32): its members after Action's, in that order. CM02 keeps a transfer's route latency
+/// here, the penalty it would give the transfer's max-min variable once the latency is paid (the
+/// engine pays it, so share_as applies it), not in Action's own (which stays 1).
 /// Never instantiated: a started network action is read through it.
 class NetworkActionHead : public resource::Action {
 public:
@@ -52,6 +56,16 @@ NetworkActions::NetworkActions(const simgrid::s4u::Host* host) {
   resource::NetworkModelIntf* network = host->get_englobing_zone()->get_network_model();
   // The model is both a Model and a NetworkModelIntf: a cross cast through its type information.
   model_ = dynamic_cast<resource::Model*>(network);
+  // The engine pays every transfer's route latency itself (a timer before start()), so that CM02
+  // starts each action with its max-min variable enabled. Left to CM02, an action waits out its
+  // latency disabled and is enabled when it is paid; 3.32's selective update then re-solves only
+  // the constraints reachable from the variable's first link (lmm::System::enable_var ->
+  // update_modified_cnst_set_from_variable), so several actions enabled at one date on a shared
+  // first link can miss their other links' constraints: unequal shares for symmetric flows that
+  // depend on the order of events (docs/errors.md, "Invariants", seed 23's scenario 8125).
+  network->set_lat_factor_cb([](double, const simgrid::s4u::Host*, const simgrid::s4u::Host*,
+                                const std::vector<simgrid::s4u::Link*>&,
+                                const std::unordered_set<simgrid::s4u::NetZone*>&) { return 0.0; });
 #else
   (void)host;
 #endif
@@ -75,19 +89,15 @@ NetworkActions::start(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, std::uin
 
 // A started action is read through NetworkActionHead, not its dynamic type: see start() on UBSan.
 __attribute__((no_sanitize("vptr"))) void NetworkActions::share_as(resource::Action* action, std::uint32_t flows) {
-  if (flows <= 1) return;
+  double penalty = std::max<std::uint32_t>(flows, 1);
 #ifdef TWOCS_NETWORK_ACTIONS
-  auto* network = static_cast<NetworkActionHead*>(action);
-  if (network->sharing_penalty > 0) {
-    // Still paying its route latency: CM02 activates its variable with this penalty when the
-    // latency is paid (NetworkCm02Model::update_actions_state_lazy of v3.32).
-    network->sharing_penalty *= flows;
-    return;
-  }
+  // CM02 weighs a flow by its route latency (its sharing penalty, NetworkCm02Model::communicate of
+  // v3.32); with the latency factor 0 the variable starts enabled with penalty 1 instead, so the
+  // route latency is applied here, as CM02 would have applied it once the latency was paid.
+  const double route = static_cast<NetworkActionHead*>(action)->sharing_penalty;
+  if (route > 0) penalty *= route;
 #endif
-  // A route without latency: the variable is active with penalty 1 from the start
-  // (NetworkCm02Model::comm_action_set_variable of v3.32); the library's setter updates it.
-  action->set_sharing_penalty(static_cast<double>(flows));
+  if (penalty != 1.0) action->set_sharing_penalty(penalty);
 }
 
 resource::Action* NetworkActions::next_finished() {
