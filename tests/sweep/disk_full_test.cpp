@@ -14,17 +14,6 @@
 using namespace twocs::test;
 using twocs::sweep::detail::ResultsAppender;
 
-namespace {
-
-/// The length of the first `lines` lines of `text`.
-std::size_t length_of_lines(const std::string& text, std::size_t lines) {
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < lines; ++i) at = text.find('\n', at) + 1;
-  return at;
-}
-
-} // namespace
-
 TEST_CASE("a row that the disk has no room for is reported as ENOSPC") {
   ResultsAppender full("/dev/full");
   CHECK(full.append({"0", "ok"}) == std::errc::no_space_on_device);
@@ -63,15 +52,7 @@ TEST_CASE("a sweep whose CSV fills the disk stops with whole rows, and a rerun c
   CHECK_MESSAGE(contains(message, "out.csv: error: cannot add scenario "), message);
   CHECK_MESSAGE(contains(message, "File too large; the sweep stopped, "), message);
   CHECK_MESSAGE(contains(message, "fix: free space on its disk"), message);
-  const std::string cut = file_text(folder.csv());
-  CHECK(cut.back() == '\n'); // no part of the row that did not fit
-  std::size_t skipped = 0;
-  const auto before = twocs::report::parse_results_csv(cut, &skipped);
-  CHECK(skipped == 0);
-  CHECK(before.rows.size() >= 4);
-  CHECK(before.rows.size() < tiny_scenarios);
-  CHECK(scratch_folders(tmp).empty());
-  CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
+  const auto before = check_stopped_with_whole_rows(folder, tmp);
 
   check_resume_completes(folder, before, reference);
 }

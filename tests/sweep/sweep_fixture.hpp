@@ -188,4 +188,27 @@ inline std::vector<fs::path> scratch_folders(const fs::path& tmpdir) {
   return found;
 }
 
+/// The length of the first `lines` lines of `text`.
+inline std::size_t length_of_lines(const std::string& text, std::size_t lines) {
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < lines; ++i) at = text.find('\n', at) + 1;
+  return at;
+}
+
+/// The CSV of a sweep that a full disk stopped (its scratch folders in `tmpdir`): whole rows only,
+/// at least four scenarios and not all of them, no lock and no scratch folder left. Its rows.
+inline report::ResultsTable check_stopped_with_whole_rows(const StudyFolder& folder, const fs::path& tmpdir) {
+  const std::string cut = file_text(folder.csv());
+  REQUIRE_FALSE(cut.empty());
+  CHECK(cut.back() == '\n'); // no part of the row that did not fit
+  std::size_t skipped = 0;
+  auto before = report::parse_results_csv(cut, &skipped);
+  CHECK(skipped == 0);
+  CHECK(before.rows.size() >= 4);
+  CHECK(before.rows.size() < tiny_scenarios);
+  CHECK(scratch_folders(tmpdir).empty());
+  CHECK_FALSE(fs::exists(folder.csv("out.csv.lock")));
+  return before;
+}
+
 } // namespace twocs::test
