@@ -98,6 +98,23 @@ void add_expert_quantize(StepSequence& steps, const LayerShape& shape, const Moe
   steps.push_back(std::move(op));
 }
 
+/// Transformer Engine's FP8 padding of the experts' rows (Megatron-Core TEGroupedMLP with the
+/// all-to-all dispatcher under any FP8 recipe and no router padding, experts.py at d98e8a6:
+/// fp8_padding / fp8_unpadding; TE pytorch/module/fp8_padding.py, common/util/padding.cu): each
+/// expert's rows are copied into a buffer padded to the recipe's alignment (16 rows) before fc1
+/// and copied back after fc2; the routing probabilities (fp32) likewise; backward, the reverse.
+/// One memory-bound kernel each: read the rows, write them (the pad rows, under 16 per expert, are
+/// left out). None with DeepEP (it pads in its fused permutation) or without FP8.
+void add_fp8_padding(StepSequence& steps, const LayerShape& shape, const MoeDims& d, std::string name, Pass pass,
+                     bool probabilities) {
+  if (!shape.fp8_linear || shape.expert_dispatcher != ExpertDispatcher::all_to_all) return;
+  const double rows = as_double(d.expert_rows) * as_double(d.local_experts);
+  const double width = probabilities ? 1.0 : as_double(shape.model.hidden);
+  const double element_bytes = probabilities ? 2 * 4.0 : kernel_bytes::permute(shape.dtype); // fp32 probs
+  steps.push_back(
+      memory_bound(std::move(name), OpKind::elementwise, pass, shape.dtype, rows * width, element_bytes, 0));
+}
+
 /// The dispatch or combine all-to-all of the routed tokens over the expert-parallel group: T k h
 /// elements, one copy per routed expert (all-to-all dispatcher), or each token once per rank
 /// and node that holds one of its experts (DeepEP; TokenRouting).
@@ -285,6 +302,8 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   release_gather(steps, gather);
   append(steps, shared.under_dispatch);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
+  add_fp8_padding(steps, shape, d, "moe.experts.fp8_pad", pass, false);
+  add_fp8_padding(steps, shape, d, "moe.experts.probs.fp8_pad", pass, true);
   add_expert_quantize(steps, shape, d, "moe.experts.fc1.fp8_quantize", pass, m.hidden);
   steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, pass, false)));
@@ -293,6 +312,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, pass, true)));
+  add_fp8_padding(steps, shape, d, "moe.experts.fp8_unpad", pass, false);
   add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass, compute_ops(shared.under_combine));
   append(steps, shared.under_combine);
   // Unpermute: weighted sum of the k copies back into token order.
@@ -323,6 +343,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   // fc2: dX = dY W^T and dW = X^T dY per expert, each with the forward's FLOPs.
   StepSequence delayed_wgrad; // under the dispatch's backward all-to-all (expert_wgrad_overlap)
   StepSequence& wgrad = shape.expert_wgrad_overlap ? delayed_wgrad : steps;
+  add_fp8_padding(steps, shape, d, "moe.experts.fp8_unpad.bwd", bwd, false);
   add_expert_quantize(steps, shape, d, "moe.experts.fc2.grad.fp8_quantize", bwd, m.hidden);
   steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, bwd, true)));
@@ -332,10 +353,12 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   wgrad.push_back(std::move(fc2w));
   const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
   steps.push_back(ffn_activation_backward("moe.experts", m.ffn_kind, shape.kernels, shape.dtype, act));
+  add_fp8_padding(steps, shape, d, "moe.experts.probs.fp8_pad.bwd", bwd, true);
   add_expert_quantize(steps, shape, d, "moe.experts.fc1.grad.fp8_quantize", bwd, d.fc1_columns);
   steps.push_back(grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(),
                                {d.expert_rows, m.hidden, d.fc1_columns, E}, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, bwd, false)));
+  add_fp8_padding(steps, shape, d, "moe.experts.fp8_pad.bwd", bwd, false);
   ComputeOp fc1w =
       grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.linear_dtype(), {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
   fc1w.grad_params = E * m.hidden * d.fc1_columns;

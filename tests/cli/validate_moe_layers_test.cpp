@@ -22,12 +22,14 @@ namespace {
 /// recipe's measured block-scaled GEMMs (training.fp8_recipe), FP8 DeepSeek -30% .. +10%, FP8
 /// Mixtral 17-39% fast; the mean 18.7% -> 15.7%. With Transformer Engine's quantization of the
 /// experts' inputs and output gradients (one kernel per local expert) and the host's work per
-/// kernel: FP8 DeepSeek -24% .. +16%, FP8 Mixtral 14-34% fast, BF16 unchanged; 15.7% -> 13.7%.
+/// kernel: FP8 DeepSeek -24% .. +16%, FP8 Mixtral 14-34% fast, BF16 unchanged; 15.7% -> 13.7%. With
+/// Transformer Engine's FP8 padding copies (all-to-all dispatcher): the all-to-all FP8 rows, DeepSeek
+/// -24% / -3% -> -15% / +4%, Mixtral -28% / -14% -> -25% / -13%; 13.7% -> 13.2%.
 const std::map<std::string, double> errors = {
     {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", -0.1043},
     {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", 0.0923},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.2426},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.0270},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.1492},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", 0.0432},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", 0.0040},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", 0.1614},
     {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.1565},
@@ -38,8 +40,8 @@ const std::map<std::string, double> errors = {
     {"moe-perf-deepseek-hybridep-tp1ep8-fp8 backward", 0.1603},
     {"moe-perf-mixtral-a2a-tp1ep8-bf16 forward", -0.1535},
     {"moe-perf-mixtral-a2a-tp1ep8-bf16 backward", -0.0507},
-    {"moe-perf-mixtral-a2a-tp1ep8-fp8 forward", -0.2789},
-    {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.1439},
+    {"moe-perf-mixtral-a2a-tp1ep8-fp8 forward", -0.2499},
+    {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.1273},
     {"moe-perf-mixtral-deepep-tp1ep8-bf16 forward", -0.2129},
     {"moe-perf-mixtral-deepep-tp1ep8-bf16 backward", -0.0713},
     {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.3374},
@@ -65,5 +67,5 @@ TEST_CASE("every MoE layer row stays within 0.5 points of its pinned signed erro
     CHECK(row["kind"].get<std::string>() == "layer");
     CHECK(std::fabs(row["error"].get<double>() - errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.1370) <= margin);
+  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.1319) <= margin);
 }

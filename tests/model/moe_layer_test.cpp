@@ -222,3 +222,33 @@ TEST_CASE("the host issues one GEMM per local expert, the router's kernels and, 
   shape.fp8_recipe = TrainingPlan::Fp8Recipe::delayed; // one fused multi-tensor cast-transpose
   CHECK(find_step(transformer_layer_forward(shape), "moe.experts.fc1.fp8_quantize")->host_launches == 1);
 }
+
+TEST_CASE("in FP8 the all-to-all dispatcher's experts copy their rows into and out of padded buffers") {
+  const auto m = qwen3_235b();
+  LayerShape shape = moe_shape(m, 8); // 16 local experts, the all-to-all dispatcher
+  CHECK_FALSE(find_step(transformer_layer_forward(shape), "moe.experts.fp8_pad")); // BF16: none
+  shape.fp8_linear = true;
+  shape.fp8_recipe = TrainingPlan::Fp8Recipe::tensorwise;
+  const auto forward = transformer_layer_forward(shape);
+  const auto backward = transformer_layer_backward(shape);
+  // The busiest expert's rows on each of the 16 local experts: 4096 x 8 x 8 / 128.
+  const double rows = 16 * (4096.0 * 8 * 8 / 128);
+  const double bf16_copy = 2.0 * 2; // read and write one BF16 value
+  for (const auto* name : {"moe.experts.fp8_pad", "moe.experts.fp8_unpad"})
+    CHECK(find_step(forward, name)->bytes.value() == doctest::Approx(rows * 4096 * bf16_copy));
+  CHECK(find_step(forward, "moe.experts.probs.fp8_pad")->bytes.value() == doctest::Approx(rows * 8.0)); // fp32
+  for (const auto* name : {"moe.experts.fp8_unpad.bwd", "moe.experts.fp8_pad.bwd"})
+    CHECK(find_step(backward, name)->bytes.value() == doctest::Approx(rows * 4096 * bf16_copy));
+  CHECK(find_step(backward, "moe.experts.probs.fp8_pad.bwd")->bytes.value() == doctest::Approx(rows * 8.0));
+  // The pad precedes fc1's quantization, the unpad follows fc2.
+  const auto at = [&](const char* name) {
+    for (std::size_t i = 0; i < forward.size(); ++i)
+      if (const auto* op = std::get_if<ComputeOp>(&forward[i]); op != nullptr && op->name == name) return i;
+    return forward.size();
+  };
+  CHECK(at("moe.experts.fp8_pad") < at("moe.experts.fc1.fp8_quantize"));
+  CHECK(at("moe.experts.fc2") < at("moe.experts.fp8_unpad"));
+  // DeepEP pads inside its fused permutation: no copies of TE's.
+  shape.expert_dispatcher = ExpertDispatcher::deepep;
+  CHECK_FALSE(find_step(transformer_layer_forward(shape), "moe.experts.fp8_pad"));
+}
