@@ -84,8 +84,9 @@ constexpr std::array objective_values = {PlanObjective::none, PlanObjective::sma
 constexpr std::array<std::string_view, 3> context_comm_names = {"ring", "all_gather", "all_to_all"};
 constexpr std::array context_comm_values = {model::ContextComm::ring, model::ContextComm::all_gather,
                                             model::ContextComm::all_to_all};
-constexpr std::array<std::string_view, 2> expert_dispatcher_names = {"all_to_all", "deepep"};
-constexpr std::array expert_dispatcher_values = {model::ExpertDispatcher::all_to_all, model::ExpertDispatcher::deepep};
+constexpr std::array<std::string_view, 3> expert_dispatcher_names = {"all_to_all", "deepep", "hybridep"};
+constexpr std::array expert_dispatcher_values = {model::ExpertDispatcher::all_to_all, model::ExpertDispatcher::deepep,
+                                                 model::ExpertDispatcher::hybridep};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
 constexpr std::array<std::string_view, 9> overlap_keys = {"dp_grad_reduce", "bucket_size",  "tp_async_backward",
                                                           "shared_experts", "expert_wgrad", "expert_comm",

@@ -40,16 +40,21 @@ constexpr std::int64_t router_backward = 6;
 /// The router GEMM's backward: 2 fp32 casts around each GEMM (moe_utils.py, router_gating_linear).
 constexpr std::int64_t router_gemm_casts = 2;
 /// All-to-all dispatcher preprocessing: 6 counting kernels and 4 copies of the splits to the host;
-/// DeepEP's: the compiled dispatch_preprocess (2), get_dispatch_layout (1), the fused multi-hot (1).
-[[nodiscard]] inline std::int64_t dispatch_preprocess(ExpertDispatcher d) {
-  return d == ExpertDispatcher::deepep ? 4 : 10;
-}
+/// DeepEP's: the compiled dispatch_preprocess (2), get_dispatch_layout (1), the fused multi-hot (1);
+/// HybridEP's counted as DeepEP's (not read).
+[[nodiscard]] inline std::int64_t dispatch_preprocess(ExpertDispatcher d) { return is_flex(d) ? 4 : 10; }
+/// DeepEP's fused permute-and-pad in FP8 (Transformer Engine permutation.py:963-1023 at d0067d0,
+/// called from token_dispatcher.py:1445-1454): about 13 small eager kernels around 4 host
+/// synchronisations (a copy from pageable host memory, torch.equal, .sum().item(), and
+/// experts.py:897's tokens_per_expert.tolist()).
+constexpr std::int64_t deepep_fp8_permute_syncs = 4;
+constexpr std::int64_t deepep_fp8_permute_kernels = 13;
 /// The fused permutation: three row-id-map kernels and the permute.
 constexpr std::int64_t permute_forward = 4;
 /// The all-to-all dispatcher's sort of the received chunks by local expert before fc1 (2) and
 /// back after fc2 (3 with the index copy), one each in backward; DeepEP receives them sorted.
 [[nodiscard]] inline std::int64_t chunk_sort(ExpertDispatcher d, Pass pass, bool after_experts) {
-  if (d == ExpertDispatcher::deepep) return 0;
+  if (is_flex(d)) return 0;
   if (pass == Pass::backward) return 1;
   return after_experts ? 3 : 2;
 }

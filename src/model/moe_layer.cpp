@@ -125,7 +125,7 @@ void add_all_to_all(StepSequence& steps, const LayerShape& shape, const MoeDims&
   // that one, as the expert GEMMs are, and the collective ends when it has its tokens.
   CollectiveOp op = collective(name, Collective::all_to_all, CommGroup::expert, pass,
                                size_of(d.routed * d.skew * as_double(shape.model.hidden), shape.dtype), overlapped_ops);
-  if (shape.expert_dispatcher == ExpertDispatcher::deepep)
+  if (is_flex(shape.expert_dispatcher))
     op.routing = TokenRouting{size_of(as_double(d.tokens) * as_double(shape.model.hidden), shape.dtype),
                               shape.model.moe->experts, shape.model.moe->top_k, d.skew};
   steps.push_back(std::move(op));
@@ -228,6 +228,32 @@ void add_dispatch_host_sync(StepSequence& steps, const LayerShape& shape, Pass p
   steps.push_back(std::move(wait));
 }
 
+/// DeepEP's fused permute-and-pad in FP8, after its dispatch (moe_kernels::deepep_fp8_permute_*):
+/// 4 host synchronisations, each draining the device's queue (steps without work, as the
+/// dispatch's), with the path's small kernels issued among them, and the memsets of the padded
+/// buffers (permutation.py: the permuted rows in BF16 and the fp32 probabilities, written once);
+/// backward, one memset of the padded gradient (permutation.py:724-735). HybridEP pads inside
+/// its own permutation without a synchronisation; BF16 and the all-to-all dispatcher have none.
+void add_deepep_fp8_permute(StepSequence& steps, const LayerShape& shape, const MoeDims& d, Pass pass) {
+  if (!shape.fp8_linear || shape.expert_dispatcher != ExpertDispatcher::deepep || shape.expert <= 1) return;
+  const double rows = as_double(d.expert_rows) * as_double(d.local_experts);
+  const double hidden = as_double(shape.model.hidden);
+  if (pass == Pass::backward) {
+    steps.push_back(memory_bound("moe.permute.fp8_pad.bwd", OpKind::elementwise, pass, shape.dtype, rows * hidden,
+                                 element_size(shape.dtype), 0));
+    return;
+  }
+  const std::int64_t syncs = moe_kernels::deepep_fp8_permute_syncs, kernels = moe_kernels::deepep_fp8_permute_kernels;
+  for (std::int64_t i = 0; i < syncs; ++i) {
+    ComputeOp wait = memory_bound("moe.permute.fp8_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0);
+    wait.host_waits = true;
+    wait.host_launches = kernels_host_work(kernels / syncs + (i < kernels % syncs ? 1 : 0)); // 4, 3, 3, 3
+    steps.push_back(std::move(wait));
+  }
+  steps.push_back(memory_bound("moe.permute.fp8_pad", OpKind::elementwise, pass, shape.dtype, rows,
+                               hidden * element_size(shape.dtype) + 4, 0));
+}
+
 /// Whether the moe_preprocess graph holds the permutation (and the count exchange): with the
 /// all-to-all dispatcher, unless it drops tokens, whose preprocessing copies counts to the host
 /// (transformer_config.py: "moe_preprocess cuda graph is not supported when there are DtoH copies
@@ -299,6 +325,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const std::size_t eager_from = preprocess_in_graph(shape) ? steps.size() : permute_at;
   add_dispatch_host_sync(steps, shape, pass);
   add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass, compute_ops(shared.under_dispatch));
+  add_deepep_fp8_permute(steps, shape, d, pass);
   release_gather(steps, gather);
   append(steps, shared.under_dispatch);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
@@ -369,6 +396,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   // _RegisterDelayedWgradForExperts); both run while the all-to-all is in flight.
   StepSequence under_dispatch = shared.under_dispatch;
   append(under_dispatch, delayed_wgrad);
+  add_deepep_fp8_permute(steps, shape, d, bwd);
   add_all_to_all(steps, shape, d, "moe.dispatch.bwd.all_to_all", bwd, compute_ops(under_dispatch));
   append(steps, under_dispatch);
   steps.push_back(memory_bound("moe.permute.bwd", OpKind::elementwise, bwd, shape.dtype, d.routed * as_double(m.hidden),

@@ -28,10 +28,11 @@ void validate_sync_free_dispatch(const TransformerConfig& m, const Parallelism& 
                      sync_free_key, "remove sync_free_dispatch, or give the model a model.moe");
   // Megatron-Core's sync-free MoE needs the flex dispatcher with HybridEP (paged_stash.md); the
   // NCCL all-to-all takes its split sizes on the host (token_dispatcher.py, token_dispatch).
-  if (par.expert_dispatcher != ExpertDispatcher::deepep)
+  if (!is_flex(par.expert_dispatcher))
     throw InputError("training.parallelism.sync_free_dispatch needs a dispatcher that learns the token counts on the "
                      "device, and the all-to-all dispatcher passes them to NCCL from the host",
-                     sync_free_key, "set training.parallelism.expert_dispatcher: deepep, or remove sync_free_dispatch");
+                     sync_free_key,
+                     "set training.parallelism.expert_dispatcher: hybridep, or remove sync_free_dispatch");
 }
 
 } // namespace
@@ -55,7 +56,7 @@ void validate_cuda_graphs(const TransformerConfig& m, const TrainingPlan& plan) 
     refuse_graphs(plan,
                   "captures the whole forward-backward, but the MoE dispatcher synchronises the host for the token "
                   "counts in every MoE layer",
-                  "set training.parallelism.sync_free_dispatch: true with expert_dispatcher: deepep (Megatron-Core's "
+                  "set training.parallelism.sync_free_dispatch: true with expert_dispatcher: hybridep (Megatron-Core's "
                   "sync-free MoE, HybridEP with --moe-expert-rank-capacity-factor), or cuda_graphs: partial");
 }
 

@@ -25,6 +25,8 @@ namespace {
 /// kernel: FP8 DeepSeek -24% .. +16%, FP8 Mixtral 14-34% fast, BF16 unchanged; 15.7% -> 13.7%. With
 /// Transformer Engine's FP8 padding copies (all-to-all dispatcher): the all-to-all FP8 rows, DeepSeek
 /// -24% / -3% -> -15% / +4%, Mixtral -28% / -14% -> -25% / -13%; 13.7% -> 13.2%.
+/// With DeepEP's fused permute-and-pad in FP8 (4 host synchronisations, its memsets): DeepSeek
+/// -16% / +4% -> -11% / +6%, Mixtral -34% / -17% -> -30% / -17%; 13.2% -> 12.9%.
 const std::map<std::string, double> errors = {
     {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", -0.1043},
     {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", 0.0923},
@@ -32,8 +34,8 @@ const std::map<std::string, double> errors = {
     {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", 0.0432},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", 0.0040},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", 0.1614},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.1565},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", 0.0369},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.1085},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", 0.0576},
     {"moe-perf-deepseek-hybridep-tp1ep8-bf16 forward", 0.0582},
     {"moe-perf-deepseek-hybridep-tp1ep8-bf16 backward", 0.1958},
     {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", -0.0102},
@@ -44,8 +46,8 @@ const std::map<std::string, double> errors = {
     {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.1273},
     {"moe-perf-mixtral-deepep-tp1ep8-bf16 forward", -0.2129},
     {"moe-perf-mixtral-deepep-tp1ep8-bf16 backward", -0.0713},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.3374},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.1701},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.3033},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.1660},
     {"moe-perf-mixtral-hybridep-tp1ep8-bf16 forward", -0.1598},
     {"moe-perf-mixtral-hybridep-tp1ep8-bf16 backward", -0.0577},
     {"moe-perf-mixtral-hybridep-tp1ep8-fp8 forward", -0.2657},
@@ -67,5 +69,5 @@ TEST_CASE("every MoE layer row stays within 0.5 points of its pinned signed erro
     CHECK(row["kind"].get<std::string>() == "layer");
     CHECK(std::fabs(row["error"].get<double>() - errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.1319) <= margin);
+  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.1292) <= margin);
 }

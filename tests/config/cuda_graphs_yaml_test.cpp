@@ -60,7 +60,7 @@ TEST_CASE("cuda_graphs full with a MoE dispatcher that synchronises the host is 
   CHECK_NOTHROW(config::parse_workload({"w.yaml", moe_workload + "  host: {cuda_graphs: partial}\n"}));
   const auto sync_free = config::parse_workload(
       {"w.yaml", moe_workload + "  host: {cuda_graphs: full}\n"},
-      {"training.parallelism.expert_dispatcher=deepep", "training.parallelism.sync_free_dispatch=true"});
+      {"training.parallelism.expert_dispatcher=hybridep", "training.parallelism.sync_free_dispatch=true"});
   CHECK(sync_free.plan.parallelism.sync_free_dispatch);
   CHECK(sync_free.plan.host.cuda_graphs == model::CudaGraphs::full);
 }
@@ -72,7 +72,7 @@ TEST_CASE("sync_free_dispatch needs experts and a dispatcher that learns the cou
   const auto all_to_all = test::workload_error(moe_workload, {"training.parallelism.sync_free_dispatch=true"});
   CHECK(all_to_all.key_path() == "training.parallelism.sync_free_dispatch");
   CHECK_FALSE(where(all_to_all).empty());
-  CHECK(contains(all_to_all.fix(), "expert_dispatcher: deepep"));
+  CHECK(contains(all_to_all.fix(), "expert_dispatcher: hybridep"));
 }
 
 TEST_CASE("per-layer graphs refuse full recomputation, and graphs need Megatron-LM") {

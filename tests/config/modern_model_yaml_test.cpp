@@ -154,11 +154,13 @@ TEST_CASE("training.kernels reads fused (default) or eager, and names the choice
   CHECK(std::string(error.what()).find("fused, eager") != std::string::npos);
 }
 
-TEST_CASE("training.parallelism.expert_dispatcher reads all_to_all (default) or deepep") {
+TEST_CASE("training.parallelism.expert_dispatcher reads all_to_all (default), deepep or hybridep") {
   CHECK(config::parse_workload({"w.yaml", test::small_workload}).plan.parallelism.expert_dispatcher ==
         model::ExpertDispatcher::all_to_all);
   const auto deepep = config::parse_workload({"w.yaml", test::small_workload + "    expert_dispatcher: deepep\n"});
   CHECK(deepep.plan.parallelism.expert_dispatcher == model::ExpertDispatcher::deepep);
+  const auto hybrid = config::parse_workload({"w.yaml", test::small_workload + "    expert_dispatcher: hybridep\n"});
+  CHECK(hybrid.plan.parallelism.expert_dispatcher == model::ExpertDispatcher::hybridep);
   const auto error = test::workload_error(test::small_workload, {"training.parallelism.expert_dispatcher=flex"});
   CHECK(std::string(error.what()).find("all_to_all, deepep") != std::string::npos);
 }

@@ -252,3 +252,37 @@ TEST_CASE("in FP8 the all-to-all dispatcher's experts copy their rows into and o
   shape.expert_dispatcher = ExpertDispatcher::deepep;
   CHECK_FALSE(find_step(transformer_layer_forward(shape), "moe.experts.fp8_pad"));
 }
+
+TEST_CASE("in FP8 DeepEP's fused permute-and-pad synchronises the host 4 times; HybridEP pads without") {
+  const auto m = qwen3_235b();
+  LayerShape shape = moe_shape(m, 8);
+  shape.expert_dispatcher = ExpertDispatcher::deepep;
+  const auto count = [](const StepSequence& steps, const char* name) {
+    return std::count_if(steps.begin(), steps.end(), [name](const Step& s) {
+      const auto* op = std::get_if<ComputeOp>(&s);
+      return op != nullptr && op->name == name;
+    });
+  };
+  CHECK(count(transformer_layer_forward(shape), "moe.permute.fp8_sync") == 0); // BF16
+  shape.fp8_linear = true;
+  shape.fp8_recipe = TrainingPlan::Fp8Recipe::blockwise;
+  const auto forward = transformer_layer_forward(shape);
+  CHECK(count(forward, "moe.permute.fp8_sync") == 4);
+  double launches = 0;
+  for (const Step& s : forward)
+    if (const auto* op = std::get_if<ComputeOp>(&s); op != nullptr && op->name == "moe.permute.fp8_sync") {
+      CHECK(op->host_waits);
+      launches += op->host_launches;
+    }
+  CHECK(launches == doctest::Approx(4 + 0.55 * (13 - 4))); // 13 kernels issued among the 4 waits
+  // The padded buffers' memsets: BF16 rows and fp32 probabilities forward, the gradient backward.
+  const double rows = 16 * (4096.0 * 8 * 8 / 128);
+  CHECK(find_step(forward, "moe.permute.fp8_pad")->bytes.value() == doctest::Approx(rows * (4096 * 2 + 4)));
+  CHECK(find_step(transformer_layer_backward(shape), "moe.permute.fp8_pad.bwd")->bytes.value() ==
+        doctest::Approx(rows * 4096 * 2));
+  shape.expert_dispatcher = ExpertDispatcher::hybridep; // the same exchange, no synchronisation of its own
+  const auto hybrid = transformer_layer_forward(shape);
+  CHECK(count(hybrid, "moe.permute.fp8_sync") == 0);
+  CHECK_FALSE(find_step(hybrid, "moe.permute.fp8_pad"));
+  CHECK(count(hybrid, "moe.dispatch.host_sync") == 1);
+}

@@ -120,8 +120,14 @@ enum class ContextComm { ring, all_gather, all_to_all };
 ///   (token_dispatcher.py, MoEAlltoAllTokenDispatcher);
 /// `deepep`: DeepEP's normal kernels (--moe-token-dispatcher-type flex --moe-enable-deepep): each
 ///   token once per destination rank; across nodes once per node over the network, to the rank of
-///   the same local index, which forwards it over NVLink (DeepSeek-AI 2024, section 3.2.2).
-enum class ExpertDispatcher { all_to_all, deepep };
+///   the same local index, which forwards it over NVLink (DeepSeek-AI 2024, section 3.2.2);
+/// `hybridep`: the flex dispatcher's HybridEP backend (--moe-flex-dispatcher-backend hybridep):
+///   DeepEP's traffic, its own permutation, which pads for FP8 without host synchronisations
+///   (token_dispatcher.py at d98e8a6, _HybridEPManager).
+enum class ExpertDispatcher { all_to_all, deepep, hybridep };
+/// DeepEP and HybridEP, the flex dispatcher's backends: tokens once per destination rank, the
+/// counts learnt on the device, the permutation after the dispatch.
+[[nodiscard]] constexpr bool is_flex(ExpertDispatcher d) { return d != ExpertDispatcher::all_to_all; }
 [[nodiscard]] constexpr std::string_view to_string(ContextComm c) {
   return c == ContextComm::ring ? "ring" : c == ContextComm::all_gather ? "all_gather" : "all_to_all";
 }
