@@ -25,6 +25,7 @@
 #include "host_work.hpp"
 #include "layer_graph.hpp"
 #include "memory_bound_costs.hpp"
+#include "moe_fp8.hpp"
 #include "op_builders.hpp"
 
 namespace twocs::model::detail {
@@ -58,6 +59,8 @@ MoeDims moe_dims(const LayerShape& shape) {
   return d;
 }
 
+ExpertRows expert_rows(const MoeDims& d) { return {d.expert_rows, d.local_experts}; }
+
 /// A grouped GEMM over the local experts at the busiest expert's rows; the load above the mean
 /// is not model work (masked_share), so model FLOPs stay T k / E per expert.
 ComputeOp grouped(ComputeOp op, const MoeDims& d) {
@@ -81,38 +84,6 @@ ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
   op.kind = OpKind::gemm;
   op.host_launches = kernels_host_work(d.local_experts + other_kernels);
   return grouped(std::move(op), d);
-}
-
-/// Transformer Engine's quantization of a grouped GEMM's input to FP8 (GroupedLinear: the input
-/// and, in backward, the output gradient, each split per expert, rowwise for the GEMM and
-/// columnwise for the weight gradient): over the local experts' rows x `width` values. Delayed
-/// scaling runs one fused multi-tensor cast-transpose kernel; the other recipes one kernel per
-/// expert (pytorch/csrc/extensions/cast.cpp at d0067d0, multi_tensor_quantize_impl: "Currently
-/// only have fused kernel for FP8 delayed scaling"). None without FP8.
-void add_expert_quantize(StepSequence& steps, const LayerShape& shape, const MoeDims& d, std::string name, Pass pass,
-                         std::int64_t width) {
-  if (!shape.fp8_linear) return;
-  ComputeOp op = fp8_quantize_both(std::move(name), pass,
-                                   as_double(d.expert_rows) * as_double(d.local_experts) * as_double(width));
-  if (shape.fp8_recipe != TrainingPlan::Fp8Recipe::delayed) op.host_launches = kernels_host_work(d.local_experts);
-  steps.push_back(std::move(op));
-}
-
-/// Transformer Engine's FP8 padding of the experts' rows (Megatron-Core TEGroupedMLP with the
-/// all-to-all dispatcher under any FP8 recipe and no router padding, experts.py at d98e8a6:
-/// fp8_padding / fp8_unpadding; TE pytorch/module/fp8_padding.py, common/util/padding.cu): each
-/// expert's rows are copied into a buffer padded to the recipe's alignment (16 rows) before fc1
-/// and copied back after fc2; the routing probabilities (fp32) likewise; backward, the reverse.
-/// One memory-bound kernel each: read the rows, write them (the pad rows, under 16 per expert, are
-/// left out). None with DeepEP (it pads in its fused permutation) or without FP8.
-void add_fp8_padding(StepSequence& steps, const LayerShape& shape, const MoeDims& d, std::string name, Pass pass,
-                     bool probabilities) {
-  if (!shape.fp8_linear || shape.expert_dispatcher != ExpertDispatcher::all_to_all) return;
-  const double rows = as_double(d.expert_rows) * as_double(d.local_experts);
-  const double width = probabilities ? 1.0 : as_double(shape.model.hidden);
-  const double element_bytes = probabilities ? 2 * 4.0 : kernel_bytes::permute(shape.dtype); // fp32 probs
-  steps.push_back(
-      memory_bound(std::move(name), OpKind::elementwise, pass, shape.dtype, rows * width, element_bytes, 0));
 }
 
 /// The dispatch or combine all-to-all of the routed tokens over the expert-parallel group: T k h
@@ -228,32 +199,6 @@ void add_dispatch_host_sync(StepSequence& steps, const LayerShape& shape, Pass p
   steps.push_back(std::move(wait));
 }
 
-/// DeepEP's fused permute-and-pad in FP8, after its dispatch (moe_kernels::deepep_fp8_permute_*):
-/// 4 host synchronisations, each draining the device's queue (steps without work, as the
-/// dispatch's), with the path's small kernels issued among them, and the memsets of the padded
-/// buffers (permutation.py: the permuted rows in BF16 and the fp32 probabilities, written once);
-/// backward, one memset of the padded gradient (permutation.py:724-735). HybridEP pads inside
-/// its own permutation without a synchronisation; BF16 and the all-to-all dispatcher have none.
-void add_deepep_fp8_permute(StepSequence& steps, const LayerShape& shape, const MoeDims& d, Pass pass) {
-  if (!shape.fp8_linear || shape.expert_dispatcher != ExpertDispatcher::deepep || shape.expert <= 1) return;
-  const double rows = as_double(d.expert_rows) * as_double(d.local_experts);
-  const double hidden = as_double(shape.model.hidden);
-  if (pass == Pass::backward) {
-    steps.push_back(memory_bound("moe.permute.fp8_pad.bwd", OpKind::elementwise, pass, shape.dtype, rows * hidden,
-                                 element_size(shape.dtype), 0));
-    return;
-  }
-  const std::int64_t syncs = moe_kernels::deepep_fp8_permute_syncs, kernels = moe_kernels::deepep_fp8_permute_kernels;
-  for (std::int64_t i = 0; i < syncs; ++i) {
-    ComputeOp wait = memory_bound("moe.permute.fp8_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0);
-    wait.host_waits = true;
-    wait.host_launches = kernels_host_work(kernels / syncs + (i < kernels % syncs ? 1 : 0)); // 4, 3, 3, 3
-    steps.push_back(std::move(wait));
-  }
-  steps.push_back(memory_bound("moe.permute.fp8_pad", OpKind::elementwise, pass, shape.dtype, rows,
-                               hidden * element_size(shape.dtype) + 4, 0));
-}
-
 /// Whether the moe_preprocess graph holds the permutation (and the count exchange): with the
 /// all-to-all dispatcher, unless it drops tokens, whose preprocessing copies counts to the host
 /// (transformer_config.py: "moe_preprocess cuda graph is not supported when there are DtoH copies
@@ -325,21 +270,21 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const std::size_t eager_from = preprocess_in_graph(shape) ? steps.size() : permute_at;
   add_dispatch_host_sync(steps, shape, pass);
   add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass, compute_ops(shared.under_dispatch));
-  add_deepep_fp8_permute(steps, shape, d, pass);
+  add_deepep_fp8_permute(steps, shape, expert_rows(d), pass);
   release_gather(steps, gather);
   append(steps, shared.under_dispatch);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
-  add_fp8_padding(steps, shape, d, "moe.experts.fp8_pad", pass, false);
-  add_fp8_padding(steps, shape, d, "moe.experts.probs.fp8_pad", pass, true);
-  add_expert_quantize(steps, shape, d, "moe.experts.fc1.fp8_quantize", pass, m.hidden);
+  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.fp8_pad", pass, false);
+  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.probs.fp8_pad", pass, true);
+  add_expert_quantize(steps, shape, expert_rows(d), "moe.experts.fc1.fp8_quantize", pass, m.hidden);
   steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, pass, false)));
   steps.push_back(experts_activation_forward(shape, d, pass));
-  add_expert_quantize(steps, shape, d, "moe.experts.fc2.fp8_quantize", pass, moe.expert_ffn_hidden);
+  add_expert_quantize(steps, shape, expert_rows(d), "moe.experts.fc2.fp8_quantize", pass, moe.expert_ffn_hidden);
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, pass, true)));
-  add_fp8_padding(steps, shape, d, "moe.experts.fp8_unpad", pass, false);
+  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.fp8_unpad", pass, false);
   add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass, compute_ops(shared.under_combine));
   append(steps, shared.under_combine);
   // Unpermute: weighted sum of the k copies back into token order.
@@ -351,6 +296,27 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
 void add_shared_experts_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   if (shape.model.moe->shared_experts > 0) add_dense_ffn_forward(steps, shared_expert_shape(shape), pass);
 }
+
+namespace {
+
+/// The router's backward: top-k and the auxiliary loss's gradients, then the router GEMM's.
+void add_router_backward(StepSequence& steps, const LayerShape& shape, const MoeDims& d) {
+  const auto& moe = *shape.model.moe;
+  const Pass bwd = Pass::backward;
+  ComputeOp topk = memory_bound("moe.router.topk.bwd", OpKind::softmax, bwd, shape.dtype,
+                                as_double(d.tokens) * as_double(moe.experts),
+                                kernel_bytes::softmax_backward(shape.dtype), kernel_flops::softmax_backward);
+  topk.host_launches = kernels_host_work(moe_kernels::router_backward);
+  steps.push_back(std::move(topk));
+  const std::int64_t h = shape.model.hidden;
+  for (ComputeOp router : {linear_input_grad("moe.router.dgrad", shape.dtype, d.tokens, h, moe.experts),
+                           linear_weight_grad("moe.router.wgrad", shape.dtype, d.tokens, h, moe.experts, 0)}) {
+    router.host_launches = kernels_host_work(1 + moe_kernels::router_gemm_casts);
+    steps.push_back(std::move(router));
+  }
+}
+
+} // namespace
 
 void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   const auto& m = shape.model;
@@ -370,8 +336,8 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   // fc2: dX = dY W^T and dW = X^T dY per expert, each with the forward's FLOPs.
   StepSequence delayed_wgrad; // under the dispatch's backward all-to-all (expert_wgrad_overlap)
   StepSequence& wgrad = shape.expert_wgrad_overlap ? delayed_wgrad : steps;
-  add_fp8_padding(steps, shape, d, "moe.experts.fp8_unpad.bwd", bwd, false);
-  add_expert_quantize(steps, shape, d, "moe.experts.fc2.grad.fp8_quantize", bwd, m.hidden);
+  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.fp8_unpad.bwd", bwd, false);
+  add_expert_quantize(steps, shape, expert_rows(d), "moe.experts.fc2.grad.fp8_quantize", bwd, m.hidden);
   steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, bwd, true)));
   ComputeOp fc2w = grouped_gemm("moe.experts.fc2.wgrad", bwd, shape.linear_dtype(), {f, m.hidden, d.expert_rows, E}, d);
@@ -380,12 +346,12 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   wgrad.push_back(std::move(fc2w));
   const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
   steps.push_back(ffn_activation_backward("moe.experts", m.ffn_kind, shape.kernels, shape.dtype, act));
-  add_fp8_padding(steps, shape, d, "moe.experts.probs.fp8_pad.bwd", bwd, true);
-  add_expert_quantize(steps, shape, d, "moe.experts.fc1.grad.fp8_quantize", bwd, d.fc1_columns);
+  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.probs.fp8_pad.bwd", bwd, true);
+  add_expert_quantize(steps, shape, expert_rows(d), "moe.experts.fc1.grad.fp8_quantize", bwd, d.fc1_columns);
   steps.push_back(grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(),
                                {d.expert_rows, m.hidden, d.fc1_columns, E}, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, bwd, false)));
-  add_fp8_padding(steps, shape, d, "moe.experts.fp8_pad.bwd", bwd, false);
+  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.fp8_pad.bwd", bwd, false);
   ComputeOp fc1w =
       grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.linear_dtype(), {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
   fc1w.grad_params = E * m.hidden * d.fc1_columns;
@@ -396,22 +362,13 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   // _RegisterDelayedWgradForExperts); both run while the all-to-all is in flight.
   StepSequence under_dispatch = shared.under_dispatch;
   append(under_dispatch, delayed_wgrad);
-  add_deepep_fp8_permute(steps, shape, d, bwd);
+  add_deepep_fp8_permute(steps, shape, expert_rows(d), bwd);
   add_all_to_all(steps, shape, d, "moe.dispatch.bwd.all_to_all", bwd, compute_ops(under_dispatch));
   append(steps, under_dispatch);
   steps.push_back(memory_bound("moe.permute.bwd", OpKind::elementwise, bwd, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 1));
   exclude_from_graphs(steps, eager_from, steps.size() - (preprocess_in_graph(shape) ? 1 : 0));
-  ComputeOp topk = memory_bound("moe.router.topk.bwd", OpKind::softmax, bwd, shape.dtype,
-                                as_double(d.tokens) * as_double(moe.experts),
-                                kernel_bytes::softmax_backward(shape.dtype), kernel_flops::softmax_backward);
-  topk.host_launches = kernels_host_work(moe_kernels::router_backward);
-  steps.push_back(std::move(topk));
-  for (ComputeOp router : {linear_input_grad("moe.router.dgrad", shape.dtype, d.tokens, m.hidden, moe.experts),
-                           linear_weight_grad("moe.router.wgrad", shape.dtype, d.tokens, m.hidden, moe.experts, 0)}) {
-    router.host_launches = kernels_host_work(1 + moe_kernels::router_gemm_casts);
-    steps.push_back(std::move(router));
-  }
+  add_router_backward(steps, shape, d);
   // Autograd reaches the shared experts after the router, computed before it in the forward.
   if (moe.shared_experts > 0 && !shape.shared_expert_overlap) add_dense_ffn_backward(steps, shared_expert_shape(shape));
 }

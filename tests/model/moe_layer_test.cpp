@@ -253,7 +253,7 @@ TEST_CASE("in FP8 the all-to-all dispatcher's experts copy their rows into and o
   CHECK_FALSE(find_step(transformer_layer_forward(shape), "moe.experts.fp8_pad"));
 }
 
-TEST_CASE("in FP8 DeepEP's fused permute-and-pad synchronises the host 4 times; HybridEP pads without") {
+TEST_CASE("in FP8 DeepEP's fused permute-and-pad synchronises the host 4 times, and HybridEP's pads without") {
   const auto m = qwen3_235b();
   LayerShape shape = moe_shape(m, 8);
   shape.expert_dispatcher = ExpertDispatcher::deepep;
