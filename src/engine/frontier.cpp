@@ -171,10 +171,12 @@ private:
     // Network actions pay no latency in SimGrid (network_actions.cpp): the engine waits it out
     // here, during which the link carries nothing. A coarse collective's transfer
     // (lowering/collective_lowering.hpp) pays the latencies of all the steps it stands for.
+    // Every transfer pays at least one latency, as SimGrid's own comms do.
+    const int steps = std::max<int>(transfer.latency_steps, 1);
     const int paid_by_simgrid = network_.available() ? 0 : 1;
-    if (transfer.latency_steps > paid_by_simgrid && route_latency(task.device, transfer.peer) > 0) {
+    if (steps > paid_by_simgrid && route_latency(task.device, transfer.peer) > 0) {
       const double now = sg::Engine::get_clock();
-      const double wait = (transfer.latency_steps - paid_by_simgrid) * route_latency(task.device, transfer.peer);
+      const double wait = (steps - paid_by_simgrid) * route_latency(task.device, transfer.peer);
       Delayed& waiting = delayed_[id];
       waiting.ready = now;
       waiting.timer = simgrid::kernel::timer::Timer::set(now + wait, [this, id] {

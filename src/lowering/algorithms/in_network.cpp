@@ -6,8 +6,9 @@
 // (NVIDIA/nccl src/device/all_reduce.h, the oneNode NVLS path: scatter and gather are copies in
 // the rank's own memory). twocs carries the heads' load as a shift permutation through the
 // switch (rank i -> i + 1: the same bytes on each rank's link up and down), pipelined in
-// slices, with the wire bytes divided by the in-network efficiency (NCCL's tuner: 0.85 Hopper,
-// 0.74 Blackwell; src/graph/tuning.cc nvlsEfficiency).
+// slices, with the wire bytes divided by the in-network efficiency (the platform's: NCCL's
+// nvlsEfficiency of its own NVLink bandwidth, src/graph/tuning.cc, on the sustained link;
+// docs/network.md, section 3).
 //
 // Across nodes (NCCL's NVLS with CollNet, CollNet Direct; src/device/all_reduce.h): inside each
 // node NVLS reduce-scatters the buffer over its g ranks and gathers it back (S (1 + 1/g) on each
