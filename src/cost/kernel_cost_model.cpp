@@ -86,7 +86,7 @@ units::Seconds KernelCostModel::duration(const model::ComputeOp& op) const {
     // The measured device's time (its measurement at a measured size) scaled by this device's
     // formula over that device's: exactly the measured time when the what-if scales are 1.
     const units::Seconds then = measured_on_->formula_duration(op);
-    const units::Seconds measured = measured_on_->duration(op);
+    const units::Seconds measured = measured_on_->table_.lookup(op, then).value_or(then);
     return then.value() > 0 ? measured * (formula / then) : formula;
   }
   if (table_.empty()) return formula;

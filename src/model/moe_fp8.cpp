@@ -56,8 +56,7 @@ void add_deepep_fp8_permute(StepSequence& steps, const LayerShape& shape, Expert
   }
   const std::int64_t syncs = moe_kernels::deepep_fp8_permute_syncs, kernels = moe_kernels::deepep_fp8_permute_kernels;
   for (std::int64_t i = 0; i < syncs; ++i) {
-    ComputeOp wait = memory_bound("moe.permute.fp8_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0);
-    wait.host_waits = true;
+    ComputeOp wait = host_sync("moe.permute.fp8_sync", pass, shape.dtype);
     wait.host_launches = kernels_host_work(kernels / syncs + (i < kernels % syncs ? 1 : 0)); // 4, 3, 3, 3
     steps.push_back(std::move(wait));
   }

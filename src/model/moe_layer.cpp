@@ -189,14 +189,11 @@ void add_count_exchange(StepSequence& steps, const LayerShape& shape, Pass pass)
 
 /// The host waits for the token counts' copy to the CPU (cuda_sync_point "before_ep_alltoall":
 /// the split sizes of the variable all-to-all must be known on the host; Megatron-Core waits for
-/// DeepEP's received counts likewise before it sizes the buffers, MoEFlexTokenDispatcher). The
-/// wait empties the device's queue, so the dispatch starts one launch after it: a step without
-/// work, costed at the device's fixed per-kernel overhead. A sync-free dispatcher has none.
+/// DeepEP's received counts likewise before it sizes the buffers, MoEFlexTokenDispatcher), so the
+/// dispatch starts one launch after the device's queue has drained. A sync-free dispatcher has none.
 void add_dispatch_host_sync(StepSequence& steps, const LayerShape& shape, Pass pass) {
   if (shape.expert <= 1 || shape.sync_free_dispatch) return;
-  ComputeOp wait = memory_bound("moe.dispatch.host_sync", OpKind::elementwise, pass, shape.dtype, 0, 0, 0);
-  wait.host_waits = true;
-  steps.push_back(std::move(wait));
+  steps.push_back(host_sync("moe.dispatch.host_sync", pass, shape.dtype));
 }
 
 /// Whether the moe_preprocess graph holds the permutation (and the count exchange): with the
@@ -243,6 +240,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const auto& m = shape.model;
   const auto& moe = *m.moe;
   const MoeDims d = moe_dims(shape);
+  const ExpertRows rows = expert_rows(d);
   const auto with_pass = pass_setter(pass);
   const SharedExpertHalves shared = shared_experts_forward(shape, pass);
   // Without the overlap the shared experts run before the router (transformer_config.py,
@@ -270,21 +268,21 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const std::size_t eager_from = preprocess_in_graph(shape) ? steps.size() : permute_at;
   add_dispatch_host_sync(steps, shape, pass);
   add_all_to_all(steps, shape, d, "moe.dispatch.all_to_all", pass, compute_ops(shared.under_dispatch));
-  add_deepep_fp8_permute(steps, shape, expert_rows(d), pass);
+  add_deepep_fp8_permute(steps, shape, rows, pass);
   release_gather(steps, gather);
   append(steps, shared.under_dispatch);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
-  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.fp8_pad", pass, false);
-  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.probs.fp8_pad", pass, true);
-  add_expert_quantize(steps, shape, expert_rows(d), "moe.experts.fc1.fp8_quantize", pass, m.hidden);
+  add_fp8_padding(steps, shape, rows, "moe.experts.fp8_pad", pass, false);
+  add_fp8_padding(steps, shape, rows, "moe.experts.probs.fp8_pad", pass, true);
+  add_expert_quantize(steps, shape, rows, "moe.experts.fc1.fp8_quantize", pass, m.hidden);
   steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, pass, false)));
   steps.push_back(experts_activation_forward(shape, d, pass));
-  add_expert_quantize(steps, shape, expert_rows(d), "moe.experts.fc2.fp8_quantize", pass, moe.expert_ffn_hidden);
+  add_expert_quantize(steps, shape, rows, "moe.experts.fc2.fp8_quantize", pass, moe.expert_ffn_hidden);
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, pass, true)));
-  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.fp8_unpad", pass, false);
+  add_fp8_padding(steps, shape, rows, "moe.experts.fp8_unpad", pass, false);
   add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass, compute_ops(shared.under_combine));
   append(steps, shared.under_combine);
   // Unpermute: weighted sum of the k copies back into token order.
@@ -322,6 +320,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   const auto& m = shape.model;
   const auto& moe = *m.moe;
   const MoeDims d = moe_dims(shape);
+  const ExpertRows rows = expert_rows(d);
   const Pass bwd = Pass::backward;
   const SharedExpertHalves shared = shared_experts_backward(shape);
   const std::size_t eager_from = steps.size(); // up to the permutation's gradient (layer_graph.hpp)
@@ -336,8 +335,8 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   // fc2: dX = dY W^T and dW = X^T dY per expert, each with the forward's FLOPs.
   StepSequence delayed_wgrad; // under the dispatch's backward all-to-all (expert_wgrad_overlap)
   StepSequence& wgrad = shape.expert_wgrad_overlap ? delayed_wgrad : steps;
-  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.fp8_unpad.bwd", bwd, false);
-  add_expert_quantize(steps, shape, expert_rows(d), "moe.experts.fc2.grad.fp8_quantize", bwd, m.hidden);
+  add_fp8_padding(steps, shape, rows, "moe.experts.fp8_unpad.bwd", bwd, false);
+  add_expert_quantize(steps, shape, rows, "moe.experts.fc2.grad.fp8_quantize", bwd, m.hidden);
   steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, bwd, true)));
   ComputeOp fc2w = grouped_gemm("moe.experts.fc2.wgrad", bwd, shape.linear_dtype(), {f, m.hidden, d.expert_rows, E}, d);
@@ -346,12 +345,12 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   wgrad.push_back(std::move(fc2w));
   const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
   steps.push_back(ffn_activation_backward("moe.experts", m.ffn_kind, shape.kernels, shape.dtype, act));
-  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.probs.fp8_pad.bwd", bwd, true);
-  add_expert_quantize(steps, shape, expert_rows(d), "moe.experts.fc1.grad.fp8_quantize", bwd, d.fc1_columns);
+  add_fp8_padding(steps, shape, rows, "moe.experts.probs.fp8_pad.bwd", bwd, true);
+  add_expert_quantize(steps, shape, rows, "moe.experts.fc1.grad.fp8_quantize", bwd, d.fc1_columns);
   steps.push_back(grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(),
                                {d.expert_rows, m.hidden, d.fc1_columns, E}, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, bwd, false)));
-  add_fp8_padding(steps, shape, expert_rows(d), "moe.experts.fp8_pad.bwd", bwd, false);
+  add_fp8_padding(steps, shape, rows, "moe.experts.fp8_pad.bwd", bwd, false);
   ComputeOp fc1w =
       grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.linear_dtype(), {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
   fc1w.grad_params = E * m.hidden * d.fc1_columns;
@@ -362,7 +361,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   // _RegisterDelayedWgradForExperts); both run while the all-to-all is in flight.
   StepSequence under_dispatch = shared.under_dispatch;
   append(under_dispatch, delayed_wgrad);
-  add_deepep_fp8_permute(steps, shape, expert_rows(d), bwd);
+  add_deepep_fp8_permute(steps, shape, rows, bwd);
   add_all_to_all(steps, shape, d, "moe.dispatch.bwd.all_to_all", bwd, compute_ops(under_dispatch));
   append(steps, under_dispatch);
   steps.push_back(memory_bound("moe.permute.bwd", OpKind::elementwise, bwd, shape.dtype, d.routed * as_double(m.hidden),

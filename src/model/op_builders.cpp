@@ -63,6 +63,12 @@ ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, do
   return op;
 }
 
+ComputeOp host_sync(std::string name, Pass pass, Dtype dtype) {
+  ComputeOp wait = memory_bound(std::move(name), OpKind::elementwise, pass, dtype, 0, 0, 0);
+  wait.host_waits = true;
+  return wait;
+}
+
 ComputeOp ffn_activation_forward(const std::string& prefix, FfnKind kind, KernelFusion kernels, Pass pass, Dtype dtype,
                                  double elements) {
   if (kind == FfnKind::gelu)

@@ -31,6 +31,11 @@ ComputeOp batched_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape
   };
 }
 
+/// A device-to-host synchronisation: the host waits until the device's queue has drained before
+/// it issues the next kernel, so that kernel starts one launch later (ComputeOp::host_waits); a
+/// step without work, costed at the device's fixed per-kernel overhead.
+ComputeOp host_sync(std::string name, Pass pass, Dtype dtype);
+
 /// A memory-bound kernel over `elements` values: `bytes_per_element` of HBM traffic and
 /// `flops_per_element` of arithmetic each.
 ComputeOp memory_bound(std::string name, OpKind kind, Pass pass, Dtype dtype, double elements, double bytes_per_element,
