@@ -41,8 +41,14 @@ constexpr std::int64_t router_backward = 6;
 constexpr std::int64_t router_gemm_casts = 2;
 /// All-to-all dispatcher preprocessing: 6 counting kernels and 4 copies of the splits to the host;
 /// DeepEP's: the compiled dispatch_preprocess (2), get_dispatch_layout (1), the fused multi-hot (1);
-/// HybridEP's counted as DeepEP's (not read).
-[[nodiscard]] inline std::int64_t dispatch_preprocess(ExpertDispatcher d) { return is_flex(d) ? 4 : 10; }
+/// HybridEP's: its dispatch's two one-thread kernels (update_expected_value and device_sync,
+/// hybrid_ep_backend.cuh:5717-5747 at 94a9f8f) and Megatron's own counted as DeepEP's (not read).
+[[nodiscard]] inline std::int64_t dispatch_preprocess(ExpertDispatcher d) {
+  return d == ExpertDispatcher::all_to_all ? 10 : d == ExpertDispatcher::deepep ? 4 : 6;
+}
+/// HybridEP's metadata preprocessing beside its scan kernel: the scratch memsets (2, one for the
+/// fused permutation) and the padding of the per-expert counts (executor.cu:58-181 at 94a9f8f).
+constexpr std::int64_t hybridep_preprocess = 3;
 /// DeepEP's fused permute-and-pad in FP8 (Transformer Engine permutation.py:963-1023 at d0067d0,
 /// called from token_dispatcher.py:1445-1454): about 13 small eager kernels around 4 host
 /// synchronisations (a copy from pageable host memory, torch.equal, .sum().item(), and

@@ -25,6 +25,7 @@
 #include "host_work.hpp"
 #include "layer_graph.hpp"
 #include "memory_bound_costs.hpp"
+#include "moe_dispatch_metadata.hpp"
 #include "moe_fp8.hpp"
 #include "op_builders.hpp"
 
@@ -175,27 +176,6 @@ SharedExpertHalves shared_experts_backward(const LayerShape& shape) {
   return halves;
 }
 
-/// The all-to-all dispatcher's metadata exchange before the dispatch (token_dispatcher.py,
-/// MoEAlltoAllTokenDispatcher.preprocess): every rank all-gathers the per-expert token counts
-/// (E int64 per rank) over the expert-parallel group (tp_ep_group: ep ranks with expert-tensor
-/// parallelism 1). DeepEP exchanges them inside its dispatch (its notify kernel).
-void add_count_exchange(StepSequence& steps, const LayerShape& shape, Pass pass) {
-  if (shape.expert <= 1 || shape.expert_dispatcher != ExpertDispatcher::all_to_all) return;
-  const double count_bytes = 8.0; // torch.long: routing_map.sum(dim=0).long()
-  const units::Bytes gathered(count_bytes * as_double(shape.model.moe->experts) * as_double(shape.expert));
-  steps.push_back(
-      collective("moe.dispatch.counts.all_gather", Collective::all_gather, CommGroup::expert, pass, gathered));
-}
-
-/// The host waits for the token counts' copy to the CPU (cuda_sync_point "before_ep_alltoall":
-/// the split sizes of the variable all-to-all must be known on the host; Megatron-Core waits for
-/// DeepEP's received counts likewise before it sizes the buffers, MoEFlexTokenDispatcher), so the
-/// dispatch starts one launch after the device's queue has drained. A sync-free dispatcher has none.
-void add_dispatch_host_sync(StepSequence& steps, const LayerShape& shape, Pass pass) {
-  if (shape.expert <= 1 || shape.sync_free_dispatch) return;
-  steps.push_back(host_sync("moe.dispatch.host_sync", pass, shape.dtype));
-}
-
 /// Whether the moe_preprocess graph holds the permutation (and the count exchange): with the
 /// all-to-all dispatcher, unless it drops tokens, whose preprocessing copies counts to the host
 /// (transformer_config.py: "moe_preprocess cuda graph is not supported when there are DtoH copies
@@ -264,6 +244,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
       kernels_host_work(moe_kernels::permute_forward + moe_kernels::dispatch_preprocess(shape.expert_dispatcher));
   steps.push_back(std::move(permute));
   add_count_exchange(steps, shape, pass);
+  add_hybridep_preprocess(steps, shape, d.tokens, pass);
   // The router's and preprocessing's graph ends here (moe_layer.py, MoELayer.preprocess).
   const std::size_t eager_from = preprocess_in_graph(shape) ? steps.size() : permute_at;
   add_dispatch_host_sync(steps, shape, pass);
