@@ -43,7 +43,7 @@ KernelCostModel::Terms KernelCostModel::formula_terms(const model::ComputeOp& op
   // al., "Data Movement Is All You Need", MLSys 2021).
   Terms t{};
   units::Bytes bytes = op.bytes;
-  double launches = 1; // kernels on the critical path, each paying the launch overhead
+  double launches = op.kernels; // kernels on the critical path, each paying the launch overhead
   if (gemm) {
     const GemmTiming g = time_gemm(device_, *op.gemm, op.dtype);
     t.compute = g.compute;
@@ -72,6 +72,13 @@ double KernelCostModel::clock_share(const model::ComputeOp& op) const {
 }
 
 units::Seconds KernelCostModel::duration(const model::ComputeOp& op) const {
+  if (!op.gemm && op.kernels > 1) {
+    // The main kernel as measured or modelled, and each bookkeeping kernel beside it at the
+    // device's launch overhead (it moves a few bytes: Transformer Engine's one-thread kernels).
+    model::ComputeOp main = op;
+    main.kernels = 1;
+    return duration(main) + device_.roofline.kernel_overhead * static_cast<double>(op.kernels - 1);
+  }
   if (op.gemm && op.gemm_chunks > 1) {
     // A chunk issued beside the others over several streams: their tiles fill one another's last
     // wave ("computation/computation overlapping, greatly reducing quantization inefficiency",

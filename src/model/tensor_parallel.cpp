@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "fp8_quantize.hpp"
 #include "op_builders.hpp"
 
 namespace twocs::model::detail {
@@ -25,9 +26,9 @@ void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, 
                                   std::int64_t grad_params_override) {
   // Transformer Engine's bulk overlaps are always on (tp_comm_overlap.cpp).
   const int overlap = shape.tp_async_backward || shape.tp_comm == TpCommOverlap::transformer_engine ? 1 : 0;
-  if (shape.fp8_linear) // the output gradient, cast to FP8 for both gradient GEMMs
-    steps.push_back(
-        fp8_cast(name + ".grad.fp8_cast", Pass::backward, static_cast<double>(d.tokens) * static_cast<double>(out)));
+  // The output gradient, cast to FP8 for both gradient GEMMs.
+  add_fp8_quantize(steps, shape, name + ".grad", Pass::backward,
+                   static_cast<double>(d.tokens) * static_cast<double>(out), Fp8Source::standalone);
   const RowGemm dgrad = [&](std::int64_t rows) {
     return linear_input_grad(name + ".dgrad", shape.linear_dtype(), rows, in, out);
   };

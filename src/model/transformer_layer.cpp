@@ -9,6 +9,7 @@
 #include <cassert>
 
 #include "context_attention.hpp"
+#include "fp8_quantize.hpp"
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "layer_graph.hpp"
@@ -53,12 +54,13 @@ namespace detail {
 void add_dense_ffn_fc1_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const auto& m = shape.model;
   const LayerDims d = dims_of(shape);
+  detail::add_fp8_quantize(steps, shape, "mlp.fc1", pass, d.norm_elements, detail::Fp8Source::norm, true);
   detail::add_gathered_gemm(steps, shape, d, "mlp.fc1", pass, [&](std::int64_t rows) {
     return detail::linear_forward("mlp.fc1", shape.linear_dtype(), rows, m.hidden, d.ffn_in_local);
   });
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
   steps.push_back(detail::ffn_activation_forward("mlp", m.ffn_kind, shape.kernels, pass, shape.dtype, ffn_elements));
-  if (shape.fp8_linear) steps.push_back(detail::fp8_cast("mlp.fc2.fp8_cast", pass, ffn_elements));
+  detail::add_fp8_quantize(steps, shape, "mlp.fc2", pass, ffn_elements, detail::Fp8Source::standalone);
 }
 
 void add_dense_ffn_fc2_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
@@ -130,11 +132,12 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
   if (m.mla) {
     detail::add_mla_projections_forward(steps, shape, d, pass); // op_recompute with MLA is refused
   } else {
+    detail::add_fp8_quantize(steps, shape, "attn.qkv", pass, d.norm_elements, detail::Fp8Source::norm, true);
     add_qkv_forward(steps, shape, d, pass, op_recompute);
   }
   if (!op_recompute) add_attention_core_forward(steps, shape, d, pass);
-  if (shape.fp8_linear)
-    steps.push_back(detail::fp8_cast("attn.out.fp8_cast", pass, as_double(d.tokens) * as_double(d.attention_local)));
+  detail::add_fp8_quantize(steps, shape, "attn.out", pass, as_double(d.tokens) * as_double(d.attention_local),
+                           detail::Fp8Source::standalone);
   const detail::RowGemm out = [&](std::int64_t rows) {
     return detail::linear_forward("attn.out", shape.linear_dtype(), rows, d.attention_local, m.hidden);
   };

@@ -9,6 +9,7 @@
 #include <twocs/units/numeric.hpp>
 
 #include "context_attention.hpp"
+#include "fp8_quantize.hpp"
 #include "fused_attention.hpp"
 #include "layer_dims.hpp"
 #include "layer_graph.hpp"
@@ -37,16 +38,17 @@ void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, con
   };
   if (shape.tp_comm != TpCommOverlap::none) {
     // The local shard of the output gradient is cast, then gathered chunk by chunk under dgrad.
-    if (shape.fp8_linear)
-      steps.push_back(detail::fp8_cast(name + ".grad.fp8_cast", Pass::backward,
-                                       as_double(d.tokens) * as_double(out) / as_double(shape.tensor)));
+    detail::add_fp8_quantize(steps, shape, name + ".grad", Pass::backward,
+                             as_double(d.tokens) * as_double(out) / as_double(shape.tensor),
+                             detail::Fp8Source::standalone, true);
     detail::add_gathered_gemm(steps, shape, d, name, Pass::backward, dgrad);
   } else {
     if (shape.sequence_parallel)
       steps.push_back(
           collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward, d.activation));
-    if (shape.fp8_linear) // the output gradient, cast to FP8 for both gradient GEMMs
-      steps.push_back(detail::fp8_cast(name + ".grad.fp8_cast", Pass::backward, as_double(d.tokens) * as_double(out)));
+    // The output gradient, cast to FP8 for both gradient GEMMs.
+    detail::add_fp8_quantize(steps, shape, name + ".grad", Pass::backward, as_double(d.tokens) * as_double(out),
+                             detail::Fp8Source::standalone, true);
     steps.push_back(dgrad(d.tokens));
   }
   // The bias of a row-parallel layer is replicated: each rank holds all `out` entries.

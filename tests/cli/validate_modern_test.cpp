@@ -81,6 +81,10 @@ using twocs::test::TempDir;
 /// points slower (NeMo 8B -17.9% -> -16.5%, Qwen3-235B 128K -3.2% -> -1.9%); 12.96% -> 12.71%.
 /// HybridEP's routing-map all-gather and scan before its dispatch (2026-12-05): Qwen3-30B FP8
 /// -40.3% -> -39.3%, GB200 -18.7% -> -18.3%; 12.71% -> 12.64%.
+/// Current scaling's quantization (amax pass, bookkeeping kernels, the norm's cast, the amax
+/// all-reduce over the tensor group) and Megatron-Bridge's FP8 rows run as fp8_cs, which they are
+/// (the same day): Llama 3 70B +2.4% -> +4.7%, Llama 3.1 405B -5.3% -> -3.1%, Qwen3-30B -39.3% ->
+/// -38.4%, Qwen3-235B FP8 -25.0% -> -24.8%; 12.64% -> 12.60%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0139},
@@ -97,10 +101,10 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0346},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0195},
                                                         {"mcore-qwen3-235b-gb200-256gpu", -0.1832},
-                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2504},
-                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.3928},
-                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0240},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0532},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2483},
+                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.3842},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0468},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0311},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.0630},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0737},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.1085},
@@ -136,7 +140,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1264) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1260) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 4);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0633) <= margin);
 }

@@ -185,6 +185,15 @@ TEST_CASE("every kernel pays the fixed overhead once") {
     CHECK(with.duration(op).value() - without.duration(op).value() == doctest::Approx(7e-6).epsilon(1e-6));
 }
 
+TEST_CASE("a memory-bound op of several kernels pays the overhead once for each") {
+  const cost::KernelCostModel model(device(0, 5e-6));
+  auto three = streaming(4e8);
+  three.kernels = 3; // a cast with two one-thread bookkeeping kernels
+  CHECK(model.duration(three).value() == doctest::Approx(4e8 / (2039e9 * 0.8) + 3 * 5e-6).epsilon(1e-12));
+  CHECK(model.duration(three).value() - model.duration(streaming(4e8)).value() ==
+        doctest::Approx(2 * 5e-6).epsilon(1e-9));
+}
+
 TEST_CASE("a batch issued as separate kernels over streams runs in rounds of concurrent GEMMs") {
   // 10 GEMMs of 27 tiles each over 4 streams: rounds of 4, 4 and 2 GEMMs. A round of 4 holds
   // 108 tiles, one wave; the last round's 54 tiles take a wave too. One batched kernel would

@@ -113,6 +113,10 @@ struct ComputeOp {
   /// The host's work to issue this op, in launches (node.host_launch_time): 1 for one framework
   /// call that runs one kernel; an op that issues several kernels costs more (host_work.hpp).
   double host_launches = 1;
+  /// Kernels the device runs back to back for a memory-bound op, each paying its launch overhead:
+  /// 1, or more where a kernel comes with one-thread bookkeeping kernels (an FP8 quantization's
+  /// amax zeroing and scale computation under current scaling, fp8_quantize.hpp).
+  std::int32_t kernels = 1;
   /// Whether the per-layer CUDA graphs hold it (training.host.cuda_graphs: partial).
   LayerGraph graph = LayerGraph::eager;
   /// This GEMM is one of `gemm_chunks` row chunks of one linear layer's GEMM, issued over several
