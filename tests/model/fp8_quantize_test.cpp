@@ -16,6 +16,7 @@ using namespace twocs::model;
 
 namespace {
 
+using twocs::testing::find_collective;
 using twocs::testing::find_step;
 using twocs::testing::step_index;
 using twocs::testing::step_name;
@@ -34,12 +35,6 @@ int count_named(const StepSequence& steps, const std::string& part) {
   for (const auto& step : steps)
     if (step_name(step).find(part) != std::string::npos) ++n;
   return n;
-}
-
-const CollectiveOp* find_collective(const StepSequence& steps, const std::string& name) {
-  for (const auto& step : steps)
-    if (const auto* c = std::get_if<CollectiveOp>(&step); c && c->name == name) return c;
-  return nullptr;
 }
 
 // b s = 2 x 4096 tokens, h = 4096.

@@ -16,6 +16,7 @@ using namespace twocs::model;
 
 namespace {
 
+using twocs::testing::find_collective;
 using twocs::testing::find_step;
 using twocs::testing::qwen3_235b;
 
@@ -82,11 +83,7 @@ TEST_CASE("load skew makes the busiest expert-parallel rank work longer, not the
 }
 
 TEST_CASE("load skew makes the busiest rank receive its experts' extra tokens, up to the capacity") {
-  const auto dispatch = [](const StepSequence& steps) -> const CollectiveOp* {
-    for (const auto& step : steps)
-      if (const auto* c = std::get_if<CollectiveOp>(&step); c && c->name == "moe.dispatch.all_to_all") return c;
-    return nullptr;
-  };
+  const auto dispatch = [](const StepSequence& steps) { return find_collective(steps, "moe.dispatch.all_to_all"); };
   auto m = qwen3_235b();
   m.moe->load_imbalance = 1.5;
   const auto balanced = transformer_layer_forward(moe_shape(qwen3_235b(), 8));

@@ -38,6 +38,13 @@ inline const model::ComputeOp* find_step(const model::StepSequence& steps, const
   return nullptr;
 }
 
+/// The first collective named `name`, or nullptr.
+inline const model::CollectiveOp* find_collective(const model::StepSequence& steps, const std::string& name) {
+  for (const auto& step : steps)
+    if (const auto* c = std::get_if<model::CollectiveOp>(&step); c && c->name == name) return c;
+  return nullptr;
+}
+
 /// One device's layer of `m`: micro-batch 1, no tensor parallelism, attention run as `attention`.
 inline model::LayerShape single_device_layer(const model::TransformerConfig& m, model::AttentionKernel attention) {
   model::LayerShape shape;
