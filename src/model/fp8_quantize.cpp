@@ -34,22 +34,21 @@ void add_fp8_quantize(StepSequence& steps, const LayerShape& shape, const std::s
     if (source == Fp8Source::standalone) steps.push_back(fp8_cast(name + ".fp8_cast", pass, elements));
     return;
   }
-  std::int32_t bookkeeping = 1; // the scale from the amax
   if (source == Fp8Source::standalone) {
     // The amax zeroed and read off the tensor (2 bytes an element).
     ComputeOp amax = memory_bound(name + ".fp8_amax", OpKind::elementwise, pass, Dtype::bf16, elements, 2.0, 1.0);
     amax.kernels = 2;
     amax.host_launches = kernels_host_work(2);
     steps.push_back(std::move(amax));
-  } else {
-    ++bookkeeping; // the amax zeroed before the norm
   }
   if (tp_amax && shape.sequence_parallel && shape.tensor > 1)
     steps.push_back(collective(name + ".fp8_amax.all_reduce", Collective::all_reduce, CommGroup::tensor, pass,
                                units::Bytes(amax_bytes)));
+  // The scale from the amax, then the cast; after a norm also the amax's zeroing before it.
+  const std::int32_t kernels = source == Fp8Source::norm ? 3 : 2;
   ComputeOp cast = fp8_cast(name + ".fp8_cast", pass, elements);
-  cast.kernels = 1 + bookkeeping;
-  cast.host_launches = kernels_host_work(1 + bookkeeping);
+  cast.kernels = kernels;
+  cast.host_launches = kernels_host_work(kernels);
   steps.push_back(std::move(cast));
 }
 
