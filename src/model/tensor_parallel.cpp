@@ -12,6 +12,12 @@ CollectiveOp enter_region_forward(const LayerDims& d, const std::string& name) {
   return collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::forward, d.activation);
 }
 
+CollectiveOp enter_gathered_region(const LayerShape& shape, const LayerDims& d, const std::string& name) {
+  CollectiveOp gather = enter_region_forward(d, name);
+  gather.size = gathered_activation(shape, d);
+  return gather;
+}
+
 std::optional<CollectiveOp> leave_region_forward(const LayerShape& shape, const LayerDims& d, const std::string& name) {
   if (shape.sequence_parallel)
     return collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::forward,
@@ -33,18 +39,13 @@ void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, 
     return linear_input_grad(name + ".dgrad", shape.linear_dtype(), rows, in, out);
   };
   if (shape.tp_comm == TpCommOverlap::async_tp) {
-    // The input's all-gather for wgrad under every kernel of dgrad's chunked reduce-scatter
-    // (its chunks and the partials' reduction, tp_comm_overlap.cpp); wgrad waits for it.
-    const std::size_t gather = steps.size();
-    steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
-                               d.activation));
+    // dgrad's chunked reduce-scatter (tp_comm_overlap.cpp); async TP runs only under DTensor
+    // (validate_tp_comm.cpp), whose wgrad reads the input the forward gathered.
     add_scattered_gemm(steps, shape, d, name, Pass::backward, dgrad);
-    std::get<CollectiveOp>(steps[gather]).overlapped_ops =
-        static_cast<int>(std::count_if(steps.begin() + static_cast<std::ptrdiff_t>(gather) + 1, steps.end(),
-                                       [](const Step& s) { return std::holds_alternative<ComputeOp>(s); }));
   } else if (shape.sequence_parallel) {
-    steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
-                               gathered_activation(shape, d), overlap));
+    if (!shape.dtensor_tp)
+      steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
+                                 gathered_activation(shape, d), overlap));
     steps.push_back(dgrad(d.tokens));
     steps.push_back(collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::backward,
                                d.activation, overlap));

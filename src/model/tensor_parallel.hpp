@@ -25,9 +25,15 @@ namespace twocs::model::detail {
 /// A linear layer's GEMM over `tokens` rows: its forward or its input gradient.
 using RowGemm = std::function<ComputeOp(std::int64_t tokens)>;
 
-/// The all-gathered buffer of a sequence-sharded linear input on one rank: FP8 under Transformer
-/// Engine's userbuffers when the GEMMs read FP8 (fp8_buf, initialize_ub), `d.activation` otherwise.
+/// The all-gathered buffer of a sequence-sharded linear input on one rank: FP8 when the GEMMs read
+/// FP8 and the input is cast before it is gathered, under Transformer Engine's userbuffers (fp8_buf,
+/// initialize_ub) and under DTensor's tensor parallelism (torchao float8_tensor_parallel.py:
+/// Float8ColwiseParallel and PrepareFloat8ModuleInput cast the input, Float8RowwiseParallel the
+/// output gradient); `d.activation` otherwise.
 [[nodiscard]] units::Bytes gathered_activation(const LayerShape& shape, const LayerDims& d);
+
+/// `enter_region_forward` for a linear layer's input: its all-gather moves `gathered_activation`.
+[[nodiscard]] CollectiveOp enter_gathered_region(const LayerShape& shape, const LayerDims& d, const std::string& name);
 
 /// The GEMM of a column-parallel layer forward (QKV, fc1) or of a row-parallel layer's input
 /// gradient (attention output, fc2), after the all-gather of its sequence-sharded input under
@@ -43,7 +49,9 @@ void add_scattered_gemm(StepSequence& steps, const LayerShape& shape, const Laye
 
 /// Backward of a column-parallel linear layer (QKV, fc1, logits): dgrad, the input-gradient
 /// collective (overlapped with wgrad when asynchronous), wgrad. Under sequence parallelism the
-/// layer's input is kept sharded and all-gathered again for wgrad, overlapped with dgrad.
+/// layer's input is kept sharded and all-gathered again for wgrad, overlapped with dgrad (Megatron-LM,
+/// LinearWithGradAccumulationAndAsyncCommunication); DTensor's autograd keeps the gathered input
+/// instead (LayerShape::dtensor_tp), so nothing is gathered.
 /// `grad_params_override` >= 0 replaces the gradients wgrad reports as final.
 void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d,
                                   const std::string& name, std::int64_t in, std::int64_t out, std::int64_t bias,

@@ -56,7 +56,7 @@ ComputeOp gemm_chunk(const RowGemm& gemm, std::int64_t rows, Pass pass, std::int
 } // namespace
 
 units::Bytes gathered_activation(const LayerShape& shape, const LayerDims& d) {
-  if (shape.tp_comm == TpCommOverlap::transformer_engine && shape.fp8_linear)
+  if (shape.fp8_linear && (shape.tp_comm == TpCommOverlap::transformer_engine || shape.dtensor_tp))
     return d.activation * (element_size(Dtype::fp8) / element_size(shape.dtype));
   return d.activation;
 }
@@ -65,7 +65,7 @@ void add_gathered_gemm(StepSequence& steps, const LayerShape& shape, const Layer
                        Pass pass, const RowGemm& gemm) {
   if (!shape.sequence_parallel || shape.tp_comm == TpCommOverlap::none) {
     if (shape.sequence_parallel) {
-      CollectiveOp gather = enter_region_forward(d, name);
+      CollectiveOp gather = enter_gathered_region(shape, d, name);
       gather.pass = pass;
       steps.push_back(std::move(gather));
     }

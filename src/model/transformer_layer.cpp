@@ -23,7 +23,6 @@ namespace twocs::model {
 namespace {
 
 using detail::dims_of;
-using detail::enter_region_forward;
 using detail::LayerDims;
 using detail::leave_region_forward;
 using detail::memory_bound;
@@ -84,7 +83,7 @@ namespace {
 void add_ffn_op_recompute(StepSequence& steps, const LayerShape& shape, const LayerDims& d, Pass pass, bool swiglu) {
   const auto& m = shape.model;
   const auto with_pass = detail::pass_setter(pass);
-  if (shape.sequence_parallel) steps.push_back(with_pass(enter_region_forward(d, "mlp.fc1")));
+  if (shape.sequence_parallel) steps.push_back(with_pass(detail::enter_gathered_region(shape, d, "mlp.fc1")));
   if (swiglu)
     steps.push_back(
         with_pass(detail::linear_forward("mlp.fc1", shape.linear_dtype(), d.tokens, m.hidden, d.ffn_in_local / 2)));
@@ -220,6 +219,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   // Both overlaps chunk the sequence-parallel collectives (validate_tp_comm.cpp refuses them without).
   shape.tp_comm = shape.sequence_parallel ? plan.overlap.tp_comm : TpCommOverlap::none;
   shape.tp_comm_reduce_scatter = plan.overlap.tp_comm_reduce_scatter;
+  shape.dtensor_tp = plan.framework == Framework::fsdp; // torchtitan's TP plan (layer_ops.hpp)
   return shape;
 }
 

@@ -85,6 +85,10 @@ using twocs::test::TempDir;
 /// all-reduce over the tensor group) and Megatron-Bridge's FP8 rows run as fp8_cs, which they are
 /// (the same day): Llama 3 70B +2.4% -> +4.7%, Llama 3.1 405B -5.3% -> -3.1%, Qwen3-30B -39.3% ->
 /// -38.4%, Qwen3-235B FP8 -25.0% -> -24.8%; 12.64% -> 12.60%.
+/// Seven torchtitan rows joined (2026-12-05): Float8 at 8 and 128 GPUs, Table 2's 32K row, the 70B
+/// 2D pair with and without async TP, Trainy's two H200 runs; the 70B pair with DTensor's tensor
+/// parallelism (FP8 gathers, no backward re-gather): -7.9% -> -17.2%, -12.9% -> -19.5%. The mean
+/// of the 31 rows is 12.43%; memory 6.33% -> 11.08% over 11 rows (H200 +24.5%, +22.9%).
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0139},
@@ -108,7 +112,14 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"torchtitan-llama3-8b-fsdp8", -0.0630},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0737},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.1085},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.1117}};
+                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.1117},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile-float8", -0.1108},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile-float8", -0.1107},
+                                                        {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.1617},
+                                                        {"torchtitan-llama3-70b-2d-256gpu", -0.1719},
+                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1950},
+                                                        {"torchtitan-llama3-8b-h200-32gpu", -0.0330},
+                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0464}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
@@ -117,7 +128,14 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
 const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp8", -0.0603},
                                                      {"torchtitan-llama3-8b-fsdp128", -0.0798},
                                                      {"torchtitan-llama3-8b-fsdp8-compile", -0.0448},
-                                                     {"torchtitan-llama3-8b-fsdp128-compile", -0.0681}};
+                                                     {"torchtitan-llama3-8b-fsdp128-compile", -0.0681},
+                                                     {"torchtitan-llama3-8b-fsdp8-compile-float8", -0.0476},
+                                                     {"torchtitan-llama3-8b-fsdp128-compile-float8", -0.0717},
+                                                     {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0389},
+                                                     {"torchtitan-llama3-70b-2d-256gpu", -0.1924},
+                                                     {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1411},
+                                                     {"torchtitan-llama3-8b-h200-32gpu", 0.2450},
+                                                     {"torchtitan-llama3-8b-h200-64gpu", 0.2287}};
 
 constexpr double margin = 0.005;
 
@@ -140,9 +158,9 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1260) <= margin);
-  CHECK(result["memory"]["rows"].get<int>() == 4);
-  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0633) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1243) <= margin);
+  CHECK(result["memory"]["rows"].get<int>() == 11);
+  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.1108) <= margin);
 }
 
 TEST_CASE("folding the Llama 3 405B plan across pods of a 1:7 aggregation layer moves it by less than 1%") {

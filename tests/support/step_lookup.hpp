@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -43,6 +44,30 @@ inline const model::CollectiveOp* find_collective(const model::StepSequence& ste
   for (const auto& step : steps)
     if (const auto* c = std::get_if<model::CollectiveOp>(&step); c && c->name == name) return c;
   return nullptr;
+}
+
+/// The steps named `name`, summed.
+struct Named {
+  int count = 0;
+  double bytes = 0;            // collectives: their sizes summed; compute: HBM bytes
+  double flops = 0;            // compute only
+  std::vector<int> overlapped; // collectives: overlapped_ops in order
+};
+
+inline Named named(const model::StepSequence& steps, const std::string& name) {
+  Named n;
+  for (const auto& step : steps) {
+    if (const auto* c = std::get_if<model::CollectiveOp>(&step); c && c->name == name) {
+      ++n.count;
+      n.bytes += c->size.value();
+      n.overlapped.push_back(c->overlapped_ops);
+    } else if (const auto* op = std::get_if<model::ComputeOp>(&step); op && op->name == name) {
+      ++n.count;
+      n.bytes += op->bytes.value();
+      n.flops += op->flops.value();
+    }
+  }
+  return n;
 }
 
 /// One device's layer of `m`: micro-batch 1, no tensor parallelism, attention run as `attention`.

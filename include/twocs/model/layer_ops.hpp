@@ -41,6 +41,12 @@ struct LayerShape {
   /// none without sequence parallelism.
   TpCommOverlap tp_comm = TpCommOverlap::none;
   TpReduceScatter tp_comm_reduce_scatter = TpReduceScatter::pipeline; // transformer_engine's (OverlapPlan)
+  /// Tensor parallelism as PyTorch's DTensor runs it (framework: fsdp; torchtitan's
+  /// parallelize_llama.py): autograd keeps a column-parallel layer's all-gathered input for its
+  /// weight gradient, so the backward does not gather it again; under FP8, torchao's
+  /// Float8ColwiseParallel and Float8RowwiseParallel cast before they all-gather, so the inputs
+  /// (forward) and the output gradients (backward) travel in FP8 (tensor_parallel.hpp).
+  bool dtensor_tp = false;
 
   /// The model's layer under `plan`: a MoE layer when the model has model.moe.
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);
