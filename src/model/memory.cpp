@@ -82,6 +82,20 @@ BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
   return {e, gradients, states + (mixed ? 4.0 : 0.0)}; // + fp32 master weights
 }
 
+/// DTensor's tensor parallelism (framework: fsdp) keeps the QKV and fc1 inputs as gathered, where
+/// Megatron-LM keeps its shard under sequence parallelism (docs/simulation.md, "DTensor's tensor
+/// parallelism"): (t - 1) / t of each more, in FP8 under FP8 (torchao's Float8Linear saves
+/// input_fp8, float8_linear.py at eab345c). A MoE layer's fc1 input is not gathered; MLA's QKV
+/// input is its down projections', which no rank gathers.
+double dtensor_gathered_inputs(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel,
+                               bool moe_ffn, double sbh) {
+  if (plan.framework != Framework::fsdp || !sequence_parallel) return 0;
+  const double inputs = (m.mla ? 0.0 : 1.0) + (moe_ffn && m.moe.has_value() ? 0.0 : 1.0);
+  const double element = plan.dtype == Dtype::fp8 ? 1.0 : 2.0; // fp32 doubles with the rest
+  const double t = as_double(plan.parallelism.tensor);
+  return inputs * element * sbh * (t - 1.0) / t;
+}
+
 /// Activations of one layer for one micro-batch, in bytes, with 16-bit activations and 1-byte
 /// dropout masks (Korthikanti et al. 2022, Table 2). Fused attention stores no s x s softmax
 /// output, mask or dropout output (the 5as/h term), only fp32 softmax statistics per row:
@@ -117,6 +131,7 @@ double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& pl
   // which it saves in FP8: the QKV and fc1 inputs and the attention-output and fc2 inputs halve
   // (GPT: 7 s b h of the 34).
   if (plan.dtype == Dtype::fp8 && plan.recompute != Recompute::full) bytes -= held(u.fp8_replicated, u.fp8_split);
+  if (plan.recompute != Recompute::full) bytes += dtensor_gathered_inputs(m, plan, sequence_parallel, moe_ffn, sbh);
   return plan.dtype == Dtype::fp32 ? 2 * bytes : bytes;
 }
 

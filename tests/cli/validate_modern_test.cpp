@@ -88,7 +88,8 @@ using twocs::test::TempDir;
 /// Seven torchtitan rows joined (2026-12-05): Float8 at 8 and 128 GPUs, Table 2's 32K row, the 70B
 /// 2D pair with and without async TP, Trainy's two H200 runs; the 70B pair with DTensor's tensor
 /// parallelism (FP8 gathers, no backward re-gather): -7.9% -> -17.2%, -12.9% -> -19.5%. The mean
-/// of the 31 rows is 12.43%; memory 6.33% -> 11.08% over 11 rows (H200 +24.5%, +22.9%).
+/// of the 31 rows is 12.43%; memory 6.33% -> 10.62% over 11 rows (H200 +24.5%, +22.9%; the
+/// 70B pair -16.8%, -11.5% with DTensor's gathered inputs saved).
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0139},
@@ -132,8 +133,8 @@ const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp
                                                      {"torchtitan-llama3-8b-fsdp8-compile-float8", -0.0476},
                                                      {"torchtitan-llama3-8b-fsdp128-compile-float8", -0.0717},
                                                      {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0389},
-                                                     {"torchtitan-llama3-70b-2d-256gpu", -0.1924},
-                                                     {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1411},
+                                                     {"torchtitan-llama3-70b-2d-256gpu", -0.1681},
+                                                     {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1152},
                                                      {"torchtitan-llama3-8b-h200-32gpu", 0.2450},
                                                      {"torchtitan-llama3-8b-h200-64gpu", 0.2287}};
 
@@ -160,7 +161,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
   }
   CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1243) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
-  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.1108) <= margin);
+  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.1062) <= margin);
 }
 
 TEST_CASE("folding the Llama 3 405B plan across pods of a 1:7 aggregation layer moves it by less than 1%") {

@@ -183,3 +183,26 @@ TEST_CASE("FSDP2 holds one more gathered layer and a layer's gradients with thei
   const double root = 51200.0 * 1024 + 2048.0 * 1024 + static_cast<double>(counts.final_norm);
   CHECK(fsdp - megatron == doctest::Approx(2.0 * root + 8.0 * static_cast<double>(counts.per_layer)));
 }
+
+TEST_CASE("DTensor's tensor parallelism keeps the QKV and fc1 inputs gathered: (t - 1) / t of each more, FP8 under "
+          "FP8") {
+  // 22B shape of Table 2 with sequence parallelism; one layer's activations, the difference of a
+  // two-layer and a one-layer model (the frameworks' output heads differ).
+  auto plan = plan_of(8, 1, 1, 4, 4);
+  plan.parallelism.sequence = true;
+  const double sbh = 2048.0 * 4 * 6144, t = 8;
+  const auto activations = [&](Framework framework, Dtype dtype) {
+    plan.framework = framework;
+    plan.dtype = dtype;
+    return estimate_memory(gpt(2, 6144, 64), plan).stages[0].breakdown.activations.value() -
+           estimate_memory(gpt(1, 6144, 64), plan).stages[0].breakdown.activations.value();
+  };
+  const double gathered = 2 * sbh * (t - 1) / t; // two inputs
+  CHECK(activations(Framework::fsdp, Dtype::bf16) - activations(Framework::megatron_lm, Dtype::bf16) ==
+        doctest::Approx(2 * gathered));
+  CHECK(activations(Framework::fsdp, Dtype::fp8) - activations(Framework::megatron_lm, Dtype::fp8) ==
+        doctest::Approx(gathered));
+  // Without sequence parallelism every rank already holds them whole.
+  plan.parallelism.sequence = false;
+  CHECK(activations(Framework::fsdp, Dtype::bf16) == doctest::Approx(activations(Framework::megatron_lm, Dtype::bf16)));
+}
