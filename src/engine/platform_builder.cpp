@@ -191,10 +191,10 @@ std::vector<double> pstate_speeds(const hardware::CommInterference& interference
   return {host_speed, host_speed / (1.0 + interfered)};
 }
 
-std::vector<double> device_slowdowns(const platform::Topology& topology, const std::vector<bool>& used) {
+std::vector<double> device_slowdowns(const platform::Topology& topology, const std::vector<bool>& computing) {
   std::vector<double> slowdowns(static_cast<std::size_t>(topology.devices), 1.0);
   if (topology.speed_variation.spread <= 0) return slowdowns;
-  const bool folded = !used.empty() && std::find(used.begin(), used.end(), false) != used.end();
+  const bool folded = !computing.empty() && std::find(computing.begin(), computing.end(), false) != computing.end();
   if (folded) {
     std::fill(slowdowns.begin(), slowdowns.end(),
               hardware::expected_max_slowdown(topology.speed_variation, topology.devices));

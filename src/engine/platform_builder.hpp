@@ -23,12 +23,13 @@ inline constexpr double host_speed = 1e9;
 /// frontier, device_slowdowns), so that memory-bound kernels and overheads keep their time.
 [[nodiscard]] std::vector<double> pstate_speeds(const hardware::CommInterference& interference);
 
-/// The clock slowdown of each device (hardware/speed_variation.hpp): its own draw. Folded (`used`
-/// leaves devices out), a simulated device stands for its replicas, which a synchronous step
+/// The clock slowdown of each device (hardware/speed_variation.hpp): its own draw. Folded (`computing`
+/// leaves devices out: they compute nothing), a simulated device stands for its replicas, which a synchronous step
 /// waits for, and they for every other device through the data-parallel and pipeline
 /// collectives: every simulated device gets the expected largest slowdown of all the topology's
 /// devices, which no seed changes (docs/simulation.md, "Speed variation").
-[[nodiscard]] std::vector<double> device_slowdowns(const platform::Topology& topology, const std::vector<bool>& used);
+[[nodiscard]] std::vector<double> device_slowdowns(const platform::Topology& topology,
+                                                   const std::vector<bool>& computing);
 
 /// Builds the platform in the current SimGrid engine (which must have no platform yet) and
 /// returns one host per device of the topology, indexed by device. With `used` (one flag per

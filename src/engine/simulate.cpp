@@ -17,15 +17,21 @@ Timeline simulate(const lowering::TaskGraph& graph, const platform::Topology& to
                                             graph.device_count(), topology.devices));
   detail::EngineSession session(options);
   // Only the nodes whose devices the graph uses are built (platform_builder.hpp).
+  // A folded run's devices that only carry their peers' traffic (lowering/peer_traffic.hpp) are
+  // built but compute nothing: the run is folded where some device computes nothing.
   std::vector<bool> used(static_cast<std::size_t>(topology.devices), false);
+  std::vector<bool> computing(used.size(), false);
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     const lowering::Task& task = graph.task(id);
     used[static_cast<std::size_t>(task.device)] = true;
-    if (task.is_transfer()) used[static_cast<std::size_t>(graph.transfer(id).peer)] = true;
+    if (task.is_transfer())
+      used[static_cast<std::size_t>(graph.transfer(id).peer)] = true;
+    else
+      computing[static_cast<std::size_t>(task.device)] = true;
   }
   const auto hosts = detail::build_platform(topology, used);
-  return detail::run_frontier(graph, hosts, session, topology.interference, detail::device_slowdowns(topology, used),
-                              stats, options);
+  return detail::run_frontier(graph, hosts, session, topology.interference,
+                              detail::device_slowdowns(topology, computing), stats, options);
 }
 
 } // namespace twocs::engine

@@ -90,6 +90,10 @@ using twocs::test::TempDir;
 /// parallelism (FP8 gathers, no backward re-gather): -7.9% -> -17.2%, -12.9% -> -19.5%. The mean
 /// of the 31 rows is 12.43%; memory 6.33% -> 10.62% over 11 rows (H200 +24.5%, +22.9%; the
 /// 70B pair -16.8%, -11.5% with DTensor's gathered inputs saved).
+/// Two folded runs whose collectives touched every device took per-device speed draws, as an
+/// unfolded run does, instead of the expected largest slowdown (the engine told folded runs by
+/// the devices their tasks touched; now by the devices that compute): Qwen3-235B TP 2 EP 8 PP 32
+/// -28.4% -> -27.0%, Megatron-Bridge's Qwen3-235B FP8 -24.8% -> -24.4%; 12.43% -> 12.37%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0139},
@@ -100,13 +104,13 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4957},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1346},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2633},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2844},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2697},
                                                         {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0833},
                                                         {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0651},
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0346},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0195},
                                                         {"mcore-qwen3-235b-gb200-256gpu", -0.1832},
-                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2483},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2445},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3842},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0468},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.0311},
@@ -159,7 +163,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1243) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1237) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.1062) <= margin);
 }

@@ -108,3 +108,19 @@ TEST_CASE("folded, every simulated device takes the expected largest slowdown of
         doctest::Approx(d * hardware::expected_max_slowdown(topology.speed_variation, topology.devices)).epsilon(1e-9));
   }
 }
+
+TEST_CASE(
+    "a graph whose other devices only carry transfers is folded too: its computing device takes the expectation") {
+  // A folded run's peers' traffic (lowering/peer_traffic.hpp) touches every device; only device 2
+  // computes, so it stands for the others and takes the expected largest slowdown, not its draw.
+  auto topology = make_topology(ClusterLinks{});
+  const double d = 10e-3;
+  lowering::TaskGraph graph(8);
+  const auto kernel = add_compute(graph, 2, units::seconds(d));
+  for (lowering::DeviceId from = 0; from < 8; ++from) add_transfer(graph, from, (from + 1) % 8, units::Bytes(1e6));
+  topology.speed_variation = {0.05, 3};
+  CHECK(finish_of(engine::simulate(graph, topology), kernel) ==
+        doctest::Approx(d * hardware::expected_max_slowdown(topology.speed_variation, topology.devices)).epsilon(1e-9));
+  CHECK(hardware::expected_max_slowdown(topology.speed_variation, topology.devices) !=
+        doctest::Approx(hardware::speed_slowdown(topology.speed_variation, 2)));
+}
