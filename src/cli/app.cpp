@@ -98,7 +98,8 @@ void add_run_command(CLI::App& app, RunOptions& o, CheckedRunFlags& checked) {
                   "machine's physical memory)");
   run->add_option("--fold", checked.fold,
                   "Simulate one device per pipeline stage, mirroring identical tensor and data-parallel peers: "
-                  "auto (when the full run exceeds 2M tasks), on, off");
+                  "auto (when the full run exceeds 2M tasks), on, off, shared (on, with the peers' traffic on the "
+                  "links they share)");
   run->add_option("--plan-search", checked.plan_search,
                   "Choose tensor, pipeline, data degrees, virtual stages, micro-batch and recomputation: smallest "
                   "(least model parallelism that fits), fastest (simulate the closed form's best few), none "

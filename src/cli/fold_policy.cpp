@@ -85,6 +85,11 @@ FoldDecision decide_fold(FoldMode mode, const hardware::ClusterSpec& cluster, co
   if (mode == FoldMode::on)
     return {true, hazard ? "--fold on, although " + *hazard : "--fold on (exact: no link is shared by replicas)",
             hazard};
+  if (mode == FoldMode::shared)
+    return {true,
+            hazard ? "--fold shared: the folded peers' traffic that leaves the node is simulated, as " + *hazard
+                   : "--fold shared (no link is shared by replicas: as --fold on, with the peers' traffic)",
+            hazard, true};
   if (full_tasks <= fold_above_tasks)
     return {false, fmt::format("the full run has {} tasks, within --fold auto's {}", full_tasks, fold_above_tasks),
             hazard};

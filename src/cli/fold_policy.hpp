@@ -25,9 +25,10 @@ struct FoldDecision {
   bool fold = false;
   std::string reason;                // why it folds or not, in the user's words (for the log, table and JSON)
   std::optional<std::string> hazard; // fold_hazard's reason, when there is one
+  bool peer_traffic = false;         // --fold shared: the peers' traffic is lowered (CollectivePolicy)
 
-  /// Folds although replicas share links (only with --fold on): the caller warns.
-  [[nodiscard]] bool inexact() const { return fold && hazard.has_value(); }
+  /// Folds although replicas share links, without their traffic (only with --fold on): the caller warns.
+  [[nodiscard]] bool inexact() const { return fold && hazard.has_value() && !peer_traffic; }
 };
 
 /// `full_tasks`: the size of the unfolded DAG. auto folds only when the full run exceeds

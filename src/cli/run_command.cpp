@@ -55,6 +55,7 @@ lowering::LoweringOptions choose_lowering(const FoldDecision& decision, const mo
   lowering::LoweringOptions lowering;
   lowering.fold_replicas = decision.fold;
   lowering.collectives = std::move(collectives);
+  lowering.collectives.folded_peer_traffic = decision.fold && decision.peer_traffic;
   if (decision.inexact())
     log.warn("folding replicas is approximate here: {}; the folded result may be optimistic (--fold off simulates "
              "every device)",
@@ -63,7 +64,8 @@ lowering::LoweringOptions choose_lowering(const FoldDecision& decision, const mo
     log.info("folding replicas: simulating one device per pipeline stage ({} of {}); --fold off simulates all",
              plan.parallelism.pipeline, plan.world_size());
   else if (decision.hazard && decision.reason.starts_with("not folded"))
-    log.info("{}; simulating all {} devices", decision.reason, plan.world_size());
+    log.info("{}; simulating all {} devices (--fold shared folds with the peers' traffic on those links)",
+             decision.reason, plan.world_size());
   return lowering;
 }
 
@@ -117,6 +119,8 @@ SizedLowering size_lowering(const RunOptions& options, const config::Scenario& s
       require_tractable(options, least, true);
       require_memory_budget(least, options.memory_budget, true);
     }
+    // --fold shared lowers the folded peers' traffic: counted with the folded run's tasks.
+    collectives.folded_peer_traffic = options.fold == FoldMode::shared;
     const std::uint64_t off_limit = options.fold == FoldMode::off ? cap : UINT64_MAX;
     const lowering::TaskCount tasks = lowering::count_tasks(model, plan, cost, collectives, {cap, off_limit});
     FoldDecision fold = decide_fold(options.fold, scenario.cluster, plan, tasks.full, options.fold_above_tasks);
@@ -248,9 +252,11 @@ FoldMode parse_fold_mode(std::string_view text) {
   if (mode == "auto") return FoldMode::automatic;
   if (mode == "on") return FoldMode::on;
   if (mode == "off") return FoldMode::off;
-  throw InputError(fmt::format("--fold: '{}' is not a fold mode; it accepts auto, on or off", text), "--fold",
+  if (mode == "shared") return FoldMode::shared;
+  throw InputError(fmt::format("--fold: '{}' is not a fold mode; it accepts auto, on, off or shared", text), "--fold",
                    fmt::format("pass --fold auto (fold when the full run exceeds {} tasks, the default), --fold on "
-                               "(one device per pipeline stage) or --fold off (every device)",
+                               "(one device per pipeline stage), --fold off (every device) or --fold shared (one "
+                               "device per stage, with its peers' traffic on the links they share)",
                                RunOptions{}.fold_above_tasks));
 }
 

@@ -26,6 +26,7 @@ enum class FoldMode {
   automatic, // fold when the full DAG would exceed fold_above_tasks
   on,
   off,
+  shared, // fold, with the folded peers' traffic on the links they share (CollectivePolicy::folded_peer_traffic)
 };
 
 struct RunOptions {

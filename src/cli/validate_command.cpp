@@ -58,8 +58,10 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
       ->take_all()
       ->allow_extra_args(false);
   const std::map<std::string, FoldMode> fold_modes{
-      {"auto", FoldMode::automatic}, {"on", FoldMode::on}, {"off", FoldMode::off}};
-  cmd->add_option("--fold", o.fold, "Simulate one device per pipeline stage: auto (runs above 2M tasks), on, off")
+      {"auto", FoldMode::automatic}, {"on", FoldMode::on}, {"off", FoldMode::off}, {"shared", FoldMode::shared}};
+  cmd->add_option("--fold", o.fold,
+                  "Simulate one device per pipeline stage: auto (runs above 2M tasks), on, off, shared (on, with the "
+                  "peers' traffic on the links they share)")
       ->transform(CLI::CheckedTransformer(fold_modes, CLI::ignore_case));
   cmd->add_option("--max-tasks", o.max_tasks, "Refuse runs that lower to more tasks than this (default 20000000)")
       ->check(CLI::PositiveNumber);

@@ -3,7 +3,41 @@
 #include <algorithm>
 #include <cassert>
 
+#include "peer_traffic.hpp"
+
 namespace twocs::lowering {
+namespace {
+
+/// Forwards to `sink` and counts the transfers: what a collective lowered whole adds.
+class CountingSink final : public TaskSink {
+public:
+  explicit CountingSink(TaskSink& sink) : sink_(sink) {}
+  TaskId add_kernel(DeviceId device, const TaskTag& tag, const Kernel& kernel) override {
+    return sink_.add_kernel(device, tag, kernel);
+  }
+  TaskId add_transfer(DeviceId from, const TaskTag& tag, const Transfer& transfer) override {
+    ++transfers_;
+    return sink_.add_transfer(from, tag, transfer);
+  }
+  TaskId add_host_launch(DeviceId device, const TaskTag& tag, units::Seconds duration) override {
+    return sink_.add_host_launch(device, tag, duration);
+  }
+  void add_dependency(TaskId before, TaskId after) override { sink_.add_dependency(before, after); }
+  std::uint32_t intern_label(std::string_view label) override { return sink_.intern_label(label); }
+  void on_folded_collective(std::size_t devices, std::uint64_t transfers) override {
+    sink_.on_folded_collective(devices, transfers);
+  }
+  void on_collective_flows(std::int32_t collective, std::uint32_t flows) override {
+    sink_.on_collective_flows(collective, flows);
+  }
+  [[nodiscard]] std::uint64_t transfers() const { return transfers_; }
+
+private:
+  TaskSink& sink_;
+  std::uint64_t transfers_ = 0;
+};
+
+} // namespace
 
 std::optional<DeviceId> CollectiveRegistry::only_simulated_member(const std::vector<DeviceId>& devices) const {
   if (simulated_.empty()) return std::nullopt;
@@ -15,23 +49,78 @@ std::optional<DeviceId> CollectiveRegistry::only_simulated_member(const std::vec
   return members.front();
 }
 
+CollectiveRegistry::CollectiveRegistry(TaskSink& graph, std::vector<bool> simulated, CollectivePolicy policy,
+                                       const RankLayout* layout)
+    : graph_(graph), simulated_(std::move(simulated)), policy_(policy) {
+  if (policy_.folded_peer_traffic && layout != nullptr && !simulated_.empty() && policy_.network)
+    peer_traffic_ = std::make_unique<detail::PeerTraffic>(*layout, policy_.network->devices_per_node, simulated_);
+}
+
+CollectiveRegistry::~CollectiveRegistry() = default;
+
+CollectiveRegistry::Pending CollectiveRegistry::lower(const CollectiveSpec& spec,
+                                                      const std::vector<DeviceId>& devices) {
+  CollectiveSpec chosen = spec;
+  const auto choice = choose_collective(policy_, spec.group, kind_of(spec.kind), spec.size, devices);
+  chosen.algorithm = choice.algorithm;
+  chosen.shape = choice.shape;
+  const std::int32_t id = next_instance_++;
+  const std::optional<DeviceId> only = only_simulated_member(devices);
+  const bool folded_peers =
+      peer_traffic_ && peer_traffic_->leaves_node(devices) && !peer_traffic_->mirrors(spec.group, devices).empty();
+  if (!folded_peers) return {std::make_unique<CollectiveInstance>(graph_, chosen, devices, id, only), {}, {}};
+  // The group whole (every member's messages) and each peer group whole, under the same
+  // instance (one collective in the summary, its flows shared alike).
+  CountingSink counting(graph_);
+  Pending pending{std::make_unique<CollectiveInstance>(counting, chosen, devices, id), {}, only};
+  for (const auto& mirror : peer_traffic_->mirrors(spec.group, devices))
+    pending.peers.push_back(std::make_unique<CollectiveInstance>(graph_, chosen, mirror, id));
+  // Folded, the full run has the group's transfers once per group of the stage (task_count.cpp).
+  if (only) graph_.on_folded_collective(devices.size(), counting.transfers());
+  return pending;
+}
+
+std::vector<TaskId> CollectiveRegistry::join_with_peers(Pending& pending, const CollectiveSpec& spec, DeviceId device,
+                                                        std::span<const TaskId> entry) {
+  const TaskTag tag{spec.pass, spec.layer, spec.micro_batch, spec.label};
+  const auto& devices = pending.instance->devices();
+  const DeviceId other = devices[devices.front() == device ? devices.size() - 1 : 0];
+  Transfer gate;
+  gate.group = spec.group;
+  const TaskId in = detail::add_gate(graph_, entry, false, device, other, tag, gate);
+  const auto join_at = [&](CollectiveInstance& instance, std::size_t at, std::vector<TaskId>& into) {
+    const std::vector<TaskId> exits = instance.join(graph_, instance.devices()[at], std::span(&in, 1));
+    into.insert(into.end(), exits.begin(), exits.end());
+  };
+  std::vector<TaskId> done, peers_done;
+  if (pending.only_member) {
+    // Folded: the simulated member enters for every member of every group, and leaves when all
+    // have (as lower_whole_folded does for one group).
+    for (std::size_t at = 0; at < devices.size(); ++at) {
+      join_at(*pending.instance, at, done);
+      for (auto& peer : pending.peers) join_at(*peer, at, done);
+    }
+    return {detail::add_gate(graph_, done, false, device, other, tag, gate)};
+  }
+  // Every member simulated: each enters for itself and for its place in every peer group.
+  const auto at = static_cast<std::size_t>(std::find(devices.begin(), devices.end(), device) - devices.begin());
+  join_at(*pending.instance, at, done);
+  for (auto& peer : pending.peers) join_at(*peer, at, peers_done);
+  done.push_back(detail::add_gate(graph_, peers_done, false, device, other, tag, gate));
+  return done;
+}
+
 std::vector<TaskId> CollectiveRegistry::join_key(const Key& key, const CollectiveSpec& spec,
                                                  const std::vector<DeviceId>& devices, DeviceId device,
                                                  std::span<const TaskId> entry) {
   auto it = pending_.find(key);
-  if (it == pending_.end()) {
-    CollectiveSpec chosen = spec;
-    const auto choice = choose_collective(policy_, spec.group, kind_of(spec.kind), spec.size, devices);
-    chosen.algorithm = choice.algorithm;
-    chosen.shape = choice.shape;
-    it = pending_
-             .emplace(key, std::make_unique<CollectiveInstance>(graph_, chosen, devices, next_instance_++,
-                                                                only_simulated_member(devices)))
-             .first;
-  }
-  assert(it->second->devices() == devices && "members of a group disagree on its collectives");
-  std::vector<TaskId> done = it->second->join(graph_, device, entry);
-  if (it->second->all_joined()) pending_.erase(it);
+  if (it == pending_.end()) it = pending_.emplace(key, lower(spec, devices)).first;
+  Pending& pending = it->second;
+  assert(pending.instance->devices() == devices && "members of a group disagree on its collectives");
+  std::vector<TaskId> done = pending.peers.empty() && !pending.only_member
+                                 ? pending.instance->join(graph_, device, entry)
+                                 : join_with_peers(pending, spec, device, entry);
+  if (pending.instance->all_joined()) pending_.erase(it);
   return done;
 }
 

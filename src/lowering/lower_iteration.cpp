@@ -144,7 +144,8 @@ void lower_devices(TaskSink& sink, const model::TransformerConfig& model, const 
                    const cost::OperatorCostModel& cost, const std::vector<DeviceId>& devices,
                    const CollectivePolicy& collectives) {
   const IterationContext context(sink, model, plan, cost);
-  CollectiveRegistry registry(sink, simulation_mask(devices, context.layout.world_size()), collectives);
+  CollectiveRegistry registry(sink, simulation_mask(devices, context.layout.world_size()), collectives,
+                              &context.layout);
   const ScheduleWalk walk(context);
   for (DeviceId device : devices) walk.lower_device(registry, device);
   assert(registry.pending() == 0 && "a collective was not joined by all of its members");

@@ -33,7 +33,7 @@ TEST_CASE("a bad --fold value names the flag, the accepted modes and the fix") {
     const auto r = run_command_line(small({"--fold", value}));
     CHECK(r.code == 2);
     CHECK(contains(r.err, "--fold"));
-    CHECK(contains(r.err, "auto, on or off"));
+    CHECK(contains(r.err, "auto, on, off or shared"));
     CHECK(contains(r.err, "fix: pass --fold auto"));
     CHECK_FALSE(contains(r.err, "not in {")); // the parser's own wording
   }

@@ -49,6 +49,11 @@ struct CollectivePolicy {
   bool protocols = true;
   /// Rings step by step, coarse (one transfer per link) or coarse where large (collective_lowering.hpp).
   CollectiveLowering lowering = CollectiveLowering::step;
+  /// Folded runs (`--fold shared`): the collectives and messages of the simulated devices' folded
+  /// peers that leave the node are lowered whole as traffic without compute, so that links the
+  /// replicas share carry their load (src/lowering/peer_traffic.hpp). Off: each folded collective
+  /// is lowered from the simulated member's side, exact where no replicas share a link.
+  bool folded_peer_traffic = false;
 
   [[nodiscard]] static constexpr std::array<Algorithm, model::comm_group_count> default_algorithms() {
     std::array<Algorithm, model::comm_group_count> a{};

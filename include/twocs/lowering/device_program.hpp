@@ -19,6 +19,11 @@
 
 namespace twocs::lowering {
 
+class RankLayout;
+namespace detail {
+class PeerTraffic;
+} // namespace detail
+
 /// The collectives some members of a group have issued and others not yet.
 /// A tag of a group's whole membership (a hash of its devices in order), so that two groups of
 /// one kind that share their first device and size stay apart.
@@ -29,8 +34,13 @@ public:
   /// `simulated[d]` tells whether device d runs a program; empty means every device does. A
   /// group must have all its members simulated or exactly one (the others folded away).
   /// `policy` chooses each collective's algorithm and shape when it is first lowered.
-  explicit CollectiveRegistry(TaskSink& graph, std::vector<bool> simulated = {}, CollectivePolicy policy = {})
-      : graph_(graph), simulated_(std::move(simulated)), policy_(policy) {}
+  /// `layout`: where the ranks sit, needed by CollectivePolicy::folded_peer_traffic to find the
+  /// folded peers' groups (without it, or unfolded, there is no peer traffic).
+  explicit CollectiveRegistry(TaskSink& graph, std::vector<bool> simulated = {}, CollectivePolicy policy = {},
+                              const RankLayout* layout = nullptr);
+  ~CollectiveRegistry();
+  CollectiveRegistry(const CollectiveRegistry&) = delete;
+  CollectiveRegistry& operator=(const CollectiveRegistry&) = delete;
 
   /// Joins `device` to the `sequence`-th collective of its group (identified by `group_kind`, the
   /// group's first device and group_tag), lowering it when `device` is the first member to get there.
@@ -51,10 +61,21 @@ private:
 
   [[nodiscard]] std::optional<DeviceId> only_simulated_member(const std::vector<DeviceId>& devices) const;
 
+  /// A collective being joined, with its folded peers' copies (peer_traffic.hpp) when it has any.
+  struct Pending {
+    std::unique_ptr<CollectiveInstance> instance;
+    std::vector<std::unique_ptr<CollectiveInstance>> peers; // member i of each stands for member i
+    std::optional<DeviceId> only_member;                    // with peers: the one simulated member, for the whole group
+  };
+  Pending lower(const CollectiveSpec& spec, const std::vector<DeviceId>& devices);
+  std::vector<TaskId> join_with_peers(Pending& pending, const CollectiveSpec& spec, DeviceId device,
+                                      std::span<const TaskId> entry);
+
   TaskSink& graph_;
   std::vector<bool> simulated_;
   CollectivePolicy policy_;
-  std::map<Key, std::unique_ptr<CollectiveInstance>> pending_;
+  std::unique_ptr<detail::PeerTraffic> peer_traffic_;
+  std::map<Key, Pending> pending_;
   std::int32_t next_instance_ = 0;
 };
 

@@ -20,7 +20,8 @@ struct LoweringOptions {
   /// on a symmetric network their timelines are identical: their collectives are lowered from
   /// the simulated member's side only (CollectiveInstance's `only_member`), which keeps its
   /// links loaded as in the full run. Traffic that other replicas would add to shared links
-  /// (an oversubscribed fat tree's upper levels) is not simulated.
+  /// (an oversubscribed fat tree's upper levels) is simulated only with
+  /// collectives.folded_peer_traffic (src/lowering/peer_traffic.hpp).
   bool fold_replicas = false;
   /// The algorithm of each collective, per communication kind (collective_policy.hpp); without a
   /// network every collective is the flat ring.
