@@ -93,7 +93,17 @@ FoldDecision decide_fold(FoldMode mode, const hardware::ClusterSpec& cluster, co
   if (full_tasks <= fold_above_tasks)
     return {false, fmt::format("the full run has {} tasks, within --fold auto's {}", full_tasks, fold_above_tasks),
             hazard};
-  if (hazard) return {false, "not folded by --fold auto: " + *hazard, hazard};
+  // Where replicas share links the folded peers' traffic is simulated on them (--fold shared),
+  // which reproduces the full run's network on every fabric of docs/simulation.md's table; a
+  // node ring's links inside the node are not, so there every device is simulated.
+  if (hazard && cluster.node.topology == hardware::NodeTopology::ring && cluster.node.devices > 2)
+    return {false, "not folded by --fold auto: " + *hazard, hazard};
+  if (hazard)
+    return {true,
+            fmt::format("--fold auto: the full run has {} tasks and {}; the folded peers' traffic is simulated "
+                        "on those links",
+                        full_tasks, *hazard),
+            hazard, true};
   return {true, fmt::format("--fold auto: the full run has {} tasks and no link is shared by replicas", full_tasks),
           std::nullopt};
 }

@@ -32,8 +32,9 @@ struct FoldDecision {
 };
 
 /// `full_tasks`: the size of the unfolded DAG. auto folds only when the full run exceeds
-/// `fold_above_tasks` and folding is exact; on folds whenever there are replicas (inexact: the
-/// caller warns); off never folds.
+/// `fold_above_tasks`, with the folded peers' traffic where replicas share network links (not a
+/// node ring, which it leaves unfolded); on folds whenever there are replicas (inexact where they
+/// share links: the caller warns); shared folds with the peers' traffic; off never folds.
 [[nodiscard]] FoldDecision decide_fold(FoldMode mode, const hardware::ClusterSpec& cluster,
                                        const model::TrainingPlan& plan, std::uint64_t full_tasks,
                                        std::uint64_t fold_above_tasks);

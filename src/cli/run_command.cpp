@@ -122,8 +122,12 @@ SizedLowering size_lowering(const RunOptions& options, const config::Scenario& s
     // --fold shared lowers the folded peers' traffic: counted with the folded run's tasks.
     collectives.folded_peer_traffic = options.fold == FoldMode::shared;
     const std::uint64_t off_limit = options.fold == FoldMode::off ? cap : UINT64_MAX;
-    const lowering::TaskCount tasks = lowering::count_tasks(model, plan, cost, collectives, {cap, off_limit});
+    lowering::TaskCount tasks = lowering::count_tasks(model, plan, cost, collectives, {cap, off_limit});
     FoldDecision fold = decide_fold(options.fold, scenario.cluster, plan, tasks.full, options.fold_above_tasks);
+    if (fold.fold && fold.peer_traffic && !collectives.folded_peer_traffic) { // auto chose it: count it
+      collectives.folded_peer_traffic = true;
+      tasks = lowering::count_tasks(model, plan, cost, collectives, {cap, off_limit});
+    }
     lowering::LoweringOptions lowering_options = choose_lowering(fold, plan, std::move(collectives), log);
     // A count stopped at the limit is past it, whichever of its two counts the fold uses.
     const double under = static_cast<double>(tasks.under(lowering_options));

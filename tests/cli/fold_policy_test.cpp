@@ -1,6 +1,7 @@
-// `--fold auto` never changes a result silently (issue "Performance and scale"): it folds only
-// where no link is shared by replicas, `--fold on` warns where one is, and the JSON summary and
-// the table say whether the run was folded and why.
+// `--fold auto` never changes a result silently (issue "Performance and scale"): where replicas
+// share links it folds only with their traffic simulated (--fold shared; a node ring not at all),
+// `--fold on` warns where one is, and the JSON summary and the table say whether the run was
+// folded and why.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -34,17 +35,27 @@ twocs::config::Scenario oversubscribed(const std::string& ratio) {
         "cluster.nodes=16", "cluster.network.nodes_per_switch=2", "cluster.network.oversubscription=" + ratio}});
 }
 
-TEST_CASE("auto does not fold the issue's 2:1 oversubscribed fat tree, on folds it and says why") {
+TEST_CASE("auto folds the issue's 2:1 oversubscribed fat tree with the peers' traffic, on folds it without and "
+          "says why") {
   const auto s = oversubscribed("2");
   const auto hazard = fold_hazard(s.cluster, s.workload.plan);
   REQUIRE(hazard.has_value());
   CHECK(contains(*hazard, "2:1 oversubscribed"));
   const auto automatic = decide_fold(FoldMode::automatic, s.cluster, s.workload.plan, many_tasks, threshold);
-  CHECK_FALSE(automatic.fold);
-  CHECK(contains(automatic.reason, "not folded by --fold auto"));
+  CHECK(automatic.fold);
+  CHECK(automatic.peer_traffic);
+  CHECK_FALSE(automatic.inexact());
+  CHECK(contains(automatic.reason, "the folded peers' traffic is simulated"));
+  // Below the threshold auto simulates every device, as anywhere.
+  CHECK_FALSE(decide_fold(FoldMode::automatic, s.cluster, s.workload.plan, threshold, threshold).fold);
   const auto on = decide_fold(FoldMode::on, s.cluster, s.workload.plan, many_tasks, threshold);
   CHECK(on.fold);
+  CHECK_FALSE(on.peer_traffic);
   CHECK(on.inexact());
+  const auto shared = decide_fold(FoldMode::shared, s.cluster, s.workload.plan, many_tasks, threshold);
+  CHECK(shared.fold);
+  CHECK(shared.peer_traffic);
+  CHECK_FALSE(shared.inexact());
 }
 
 TEST_CASE("auto folds a non-blocking fat tree, and an oversubscribed one the job stays under one leaf of") {
@@ -60,7 +71,7 @@ TEST_CASE("auto folds a non-blocking fat tree, and an oversubscribed one the job
   CHECK_FALSE(fold_hazard(one_leaf.cluster, one_leaf.workload.plan).has_value());
 }
 
-TEST_CASE("shared NICs and node rings stop auto from folding, non-ring collectives do not") {
+TEST_CASE("shared NICs make auto fold with the peers' traffic, node rings stop it, non-ring collectives do neither") {
   auto s = oversubscribed("1");
   auto nic = s.cluster;
   nic.network.devices_per_nic = 2;
@@ -73,10 +84,9 @@ TEST_CASE("shared NICs and node rings stop auto from folding, non-ring collectiv
   CHECK_FALSE(fold_hazard(ring_algorithm, s.workload.plan).has_value());
   // A tree is lowered whole under folding (tests/cli/collective_choice_test.cpp checks it is exact).
   CHECK_FALSE(fold_hazard(tree, s.workload.plan).has_value());
-  for (const auto& cluster : {nic, ring}) {
-    CHECK(fold_hazard(cluster, s.workload.plan).has_value());
-    CHECK_FALSE(decide_fold(FoldMode::automatic, cluster, s.workload.plan, many_tasks, threshold).fold);
-  }
+  for (const auto& cluster : {nic, ring}) CHECK(fold_hazard(cluster, s.workload.plan).has_value());
+  CHECK(decide_fold(FoldMode::automatic, nic, s.workload.plan, many_tasks, threshold).peer_traffic);
+  CHECK_FALSE(decide_fold(FoldMode::automatic, ring, s.workload.plan, many_tasks, threshold).fold);
 }
 
 TEST_CASE("off never folds, and a plan without replicas has nothing to fold") {
@@ -122,7 +132,7 @@ TEST_CASE("--fold on over shared links warns, and the summary names the approxim
 
 } // namespace
 
-TEST_CASE("ECMP refuses folding once the job crosses leaf switches, and says why") {
+TEST_CASE("ECMP makes auto fold with the peers' traffic once the job crosses leaf switches, and says why") {
   auto s = oversubscribed("1");
   REQUIRE_FALSE(fold_hazard(s.cluster, s.workload.plan).has_value()); // ideal routing: folds
   s.cluster.network.routing = twocs::hardware::Routing::ecmp;
@@ -130,14 +140,14 @@ TEST_CASE("ECMP refuses folding once the job crosses leaf switches, and says why
   REQUIRE(hazard.has_value());
   CHECK(contains(*hazard, "ECMP"));
   const auto automatic = decide_fold(FoldMode::automatic, s.cluster, s.workload.plan, many_tasks, threshold);
-  CHECK_FALSE(automatic.fold);
+  CHECK(automatic.peer_traffic);
   CHECK(contains(automatic.reason, "ECMP"));
   // Under one leaf switch the hash picks no uplink: folding stays exact.
   s.cluster.network.nodes_per_switch = 32;
   CHECK_FALSE(fold_hazard(s.cluster, s.workload.plan).has_value());
 }
 
-TEST_CASE("tori, dragonflies across routers and rails carrying cross-rail traffic refuse folding") {
+TEST_CASE("tori, dragonflies across routers and rails carrying cross-rail traffic are hazards to plain folding") {
   auto s = oversubscribed("1");
   s.cluster.network.topology = twocs::hardware::NetworkTopology::torus;
   s.cluster.network.torus_dimensions = {4, 4};
