@@ -6,24 +6,14 @@
 
 #include <twocs/lowering/collective_policy.hpp>
 
+#include "support/collective_networks.hpp"
+
 using namespace twocs;
 using lowering::Algorithm;
 using lowering::CollectiveKind;
+using testing::dgx_like;
 
 namespace {
-
-/// Eight devices per node on a switch that reduces (NVLS, as a DGX H100), one NIC each.
-lowering::CollectiveNetwork dgx_like(double in_network_efficiency) {
-  lowering::CollectiveNetwork n;
-  n.devices_per_node = 8;
-  n.intra_bandwidth = units::ByteRate(370e9);
-  n.intra_pair_bandwidth = units::ByteRate(370e9);
-  n.intra_latency = units::Seconds(2e-6);
-  n.inter_bandwidth = units::ByteRate(48e9);
-  n.inter_latency = units::Seconds(5e-6);
-  n.in_network_efficiency = in_network_efficiency;
-  return n;
-}
 
 std::vector<lowering::DeviceId> strided(int first, int count, int stride) {
   std::vector<lowering::DeviceId> d;

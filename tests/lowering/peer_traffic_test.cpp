@@ -11,6 +11,7 @@
 #include <twocs/lowering/lower_iteration.hpp>
 #include <twocs/lowering/task_count.hpp>
 
+#include "support/collective_networks.hpp"
 #include "support/scenarios.hpp"
 
 using namespace twocs;
@@ -18,22 +19,10 @@ using lowering::DeviceId;
 
 namespace {
 
-/// 8 devices a node, one NIC each (the DGX numbers of collective_policy_test.cpp).
-lowering::CollectiveNetwork eight_per_node() {
-  lowering::CollectiveNetwork n;
-  n.devices_per_node = 8;
-  n.intra_bandwidth = units::ByteRate(370e9);
-  n.intra_pair_bandwidth = units::ByteRate(370e9);
-  n.intra_latency = units::Seconds(2e-6);
-  n.inter_bandwidth = units::ByteRate(48e9);
-  n.inter_latency = units::Seconds(5e-6);
-  return n;
-}
-
 lowering::LoweringOptions folded(bool peer_traffic) {
   lowering::LoweringOptions o;
   o.fold_replicas = true;
-  o.collectives.network = eight_per_node();
+  o.collectives.network = testing::dgx_like();
   o.collectives.folded_peer_traffic = peer_traffic;
   return o;
 }
@@ -53,15 +42,22 @@ Senders senders(const lowering::TaskGraph& graph, model::CommGroup group) {
   return s;
 }
 
+/// A two-layer model's iteration under `plan`, folded without and with the peers' traffic.
+struct Lowered {
+  lowering::TaskGraph without, with;
+};
+Lowered lowered(const model::TrainingPlan& plan) {
+  const auto model = testing::gpt(2, 512, 8);
+  const cost::RooflineCostModel cost(testing::a100());
+  return {lowering::lower_iteration(model, plan, cost, folded(false)),
+          lowering::lower_iteration(model, plan, cost, folded(true))};
+}
+
 } // namespace
 
 TEST_CASE("peer traffic: the data-parallel rings of every tensor rank leave the node, each lowered whole") {
   // t 8 (a node), d 4 (four nodes), one stage: the simulated device 0 stands for 31 peers.
-  const auto model = testing::gpt(2, 512, 8);
-  const cost::RooflineCostModel cost(testing::a100());
-  const auto plan = testing::plan_of(8, 1, 4, 4);
-  const auto without = lowering::lower_iteration(model, plan, cost, folded(false));
-  const auto with = lowering::lower_iteration(model, plan, cost, folded(true));
+  const auto [without, with] = lowered(testing::plan_of(8, 1, 4, 4));
   // Without: only device 0 and its data-parallel ring's neighbours send (its side of the ring).
   const auto data_without = senders(without, model::CommGroup::data).per_kind;
   CHECK(data_without.size() < 32);
@@ -77,22 +73,10 @@ TEST_CASE("peer traffic: the data-parallel rings of every tensor rank leave the 
 
 TEST_CASE("peer traffic: a message between stages on different nodes is sent by every peer pair") {
   // t 4, d 2, p 2: a stage is 8 devices, one node; each stage boundary crosses nodes.
-  const auto model = testing::gpt(2, 512, 8);
-  const cost::RooflineCostModel cost(testing::a100());
-  const auto plan = testing::plan_of(4, 2, 2, 4);
-  const auto with = lowering::lower_iteration(model, plan, cost, folded(true));
-  const auto without = lowering::lower_iteration(model, plan, cost, folded(false));
+  const auto [without, with] = lowered(testing::plan_of(4, 2, 2, 4));
   // Without: stage 0's device 0 sends activations to stage 1's device 8 only; with: all 8 pairs.
-  const auto pipeline_senders = [](const lowering::TaskGraph& g) {
-    std::set<DeviceId> s;
-    for (lowering::TaskId id = 0; id < g.size(); ++id)
-      if (g.task(id).is_transfer() && g.transfer(id).group == model::CommGroup::pipeline &&
-          g.transfer(id).bytes.value() > 0)
-        s.insert(g.task(id).device);
-    return s;
-  };
-  CHECK(pipeline_senders(without) == std::set<DeviceId>{0, 8});
-  CHECK(pipeline_senders(with).size() == 16);
+  CHECK(senders(without, model::CommGroup::pipeline).per_kind == std::set<DeviceId>{0, 8});
+  CHECK(senders(with, model::CommGroup::pipeline).per_kind.size() == 16);
 }
 
 TEST_CASE("peer traffic: the full run's task count does not change, the folded one grows by the peers' transfers") {
