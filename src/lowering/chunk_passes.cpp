@@ -1,6 +1,7 @@
 #include "chunk_passes.hpp"
 
 #include "step_emitter.hpp"
+#include "step_synchronisation.hpp"
 
 namespace twocs::lowering::detail {
 namespace {
@@ -76,6 +77,7 @@ void ChunkPasses::forward_layer(DeviceLowering& device, const model::ModelChunk&
 
 void ChunkPasses::forward_epilogue(DeviceLowering& device, const model::ModelChunk& chunk,
                                    std::int64_t micro_batch) const {
+  reduce_fp8_amax(context_, device, chunk, model::Pass::forward, micro_batch); // the block's fp8_autocast exits
   mtp_forward(device, chunk, micro_batch);
   if (chunk.has_output_head) emit_steps(device, context_.layout, context_.ops.head_forward, -1, micro_batch);
 }
@@ -100,6 +102,7 @@ void ChunkPasses::backward_layer(DeviceLowering& device, const model::ModelChunk
 
 void ChunkPasses::backward_epilogue(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t micro_batch,
                                     bool deferred) const {
+  reduce_fp8_amax(context_, device, chunk, model::Pass::backward, micro_batch); // after the first layer's QKV
   if (chunk.has_embedding)
     emit_steps(device, context_.layout, input_part(context_.ops.embedding_backward, deferred), -1, micro_batch);
   // A deferred backward accumulates its gradients after its W pass (weight()).

@@ -22,6 +22,7 @@ IterationContext::IterationContext(TaskSink& sink_, const model::TransformerConf
   labels.layernorm_grads = sink.intern_label("sp.layernorm_grads.all_reduce");
   labels.host_micro_batch = sink.intern_label("host.micro_batch");
   labels.host_iteration = sink.intern_label("host.iteration");
+  labels.fp8_amax = sink.intern_label("fp8.amax.all_reduce");
   first_micro_batch_accumulates = model::grad_accumulation_pass(plan).first_micro_batch;
   grad_accumulation_by_chunk.reserve(chunks.size());
   for (const auto& chunk : chunks)

@@ -23,7 +23,7 @@ struct LoweringLabels {
   std::uint32_t activation = 0, gradient = 0, boundary_gather = 0;
   std::uint32_t embedding_sync = 0, parameter_gather = 0, layer_gather = 0;
   std::uint32_t mirror_sync = 0, found_inf = 0, grad_norm = 0, layernorm_grads = 0, host_micro_batch = 0,
-                host_iteration = 0;
+                host_iteration = 0, fp8_amax = 0;
 };
 
 struct IterationContext {

@@ -1,5 +1,7 @@
 #include "step_synchronisation.hpp"
 
+#include <numeric>
+
 #include <twocs/model/parameters.hpp>
 
 namespace twocs::lowering::detail {
@@ -39,6 +41,27 @@ void reduce_sequence_parallel_gradients(const IterationContext& context, DeviceL
   spec.label = context.labels.layernorm_grads;
   device.program.collective(spec, context.layout.group(device.device(), model::CommGroup::tensor),
                             CollectiveWait{0, false});
+}
+
+void reduce_fp8_amax(const IterationContext& context, DeviceLowering& device, const model::ModelChunk& chunk,
+                     model::Pass pass, std::int64_t micro_batch) {
+  const auto& plan = context.plan;
+  if (plan.dtype != model::Dtype::fp8 || plan.fp8_recipe != model::TrainingPlan::Fp8Recipe::delayed ||
+      plan.framework != model::Framework::megatron_lm || chunk.layers == 0)
+    return;
+  constexpr double forward_bytes_per_layer = 84, backward_bytes_per_layer = 56; // 7 GEMMs x 3 and x 2 fp32
+  const DeviceId first = context.layout.rank({0, 0, device.at.pipeline, 0});
+  std::vector<DeviceId> stage(static_cast<std::size_t>(context.layout.ranks_per_stage()));
+  std::iota(stage.begin(), stage.end(), first);
+  CollectiveSpec spec;
+  spec.kind = model::Collective::all_reduce;
+  spec.group = model::CommGroup::tensor;
+  spec.pass = pass;
+  spec.size = units::Bytes(static_cast<double>(chunk.layers) *
+                           (pass == model::Pass::forward ? forward_bytes_per_layer : backward_bytes_per_layer));
+  spec.label = context.labels.fp8_amax;
+  spec.micro_batch = static_cast<std::int32_t>(micro_batch);
+  device.program.collective(spec, stage, CollectiveWait{0, false});
 }
 
 void host_time(DeviceLowering& device, units::Seconds duration, std::uint32_t label, std::int64_t micro_batch) {

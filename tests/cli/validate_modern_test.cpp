@@ -94,13 +94,16 @@ using twocs::test::TempDir;
 /// unfolded run does, instead of the expected largest slowdown (the engine told folded runs by
 /// the devices their tasks touched; now by the devices that compute): Qwen3-235B TP 2 EP 8 PP 32
 /// -28.4% -> -27.0%, Megatron-Bridge's Qwen3-235B FP8 -24.8% -> -24.4%; 12.43% -> 12.37%.
+/// Delayed scaling's amax all-reduce after each chunk's forward and backward (the same day): the
+/// NeMo rows 0.0-0.8 points slower (Llama 2 70B +5.0% -> +5.8%, GPT-3 175B 512 +7.8% -> +8.1%,
+/// 128 -1.4% -> -1.0%); 12.37% -> 12.39%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0139},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0778},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0504},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0268},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1648},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0099},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0812},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0583},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0248},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1646},
                                                         {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4957},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1346},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2633},
@@ -163,7 +166,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1237) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1239) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.1062) <= margin);
 }
