@@ -7,6 +7,8 @@
 #include <twocs/lowering/collective_algorithm_lowering.hpp>
 #include <twocs/lowering/collective_lowering.hpp>
 
+#include "gate.hpp"
+
 namespace twocs::lowering {
 namespace {
 
@@ -199,18 +201,8 @@ std::vector<TaskId> CollectiveInstance::gated(TaskSink& graph, std::vector<TaskI
                                               Transfer message, std::size_t member, Gate side) const {
   constexpr std::size_t ungated = 8; // small groups keep their direct dependencies
   if (tasks.size() <= ungated) return tasks;
-  message.bytes = units::Bytes(0);
-  message.step = 0;
-  message.latency_steps = 1;
-  message.peer = devices_[(member + 1) % devices_.size()];
-  const TaskId gate = graph.add_transfer(devices_[member], tag, message);
-  for (const TaskId t : tasks) {
-    if (side == Gate::before)
-      graph.add_dependency(gate, t);
-    else
-      graph.add_dependency(t, gate);
-  }
-  return {gate};
+  return {detail::add_gate(graph, tasks, side == Gate::before, devices_[member],
+                           devices_[(member + 1) % devices_.size()], tag, message)};
 }
 
 void CollectiveInstance::lower_ring(TaskSink& graph, const TaskTag& tag, Transfer message, bool point_to_point) {

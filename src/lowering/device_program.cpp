@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "gate.hpp"
 #include "peer_traffic.hpp"
 
 namespace twocs::lowering {
@@ -117,9 +118,8 @@ std::vector<TaskId> CollectiveRegistry::join_key(const Key& key, const Collectiv
   if (it == pending_.end()) it = pending_.emplace(key, lower(spec, devices)).first;
   Pending& pending = it->second;
   assert(pending.instance->devices() == devices && "members of a group disagree on its collectives");
-  std::vector<TaskId> done = pending.peers.empty() && !pending.only_member
-                                 ? pending.instance->join(graph_, device, entry)
-                                 : join_with_peers(pending, spec, device, entry);
+  std::vector<TaskId> done = pending.peers.empty() ? pending.instance->join(graph_, device, entry)
+                                                   : join_with_peers(pending, spec, device, entry);
   if (pending.instance->all_joined()) pending_.erase(it);
   return done;
 }

@@ -36,13 +36,12 @@ const std::vector<std::vector<DeviceId>>& PeerTraffic::mirrors(model::CommGroup 
   // A folded group that is its kind's group of its member: the stage's other groups of that kind
   // (expert groups are blocks of adjacent ranks, which no shift of coordinates gives).
   const bool kind_group = only == 1 && layout_.group(member, kind) == devices;
-  return cache_.emplace(std::move(key), kind_group ? stage_groups(kind, devices) : shifted_groups(devices))
+  return cache_.emplace(std::move(key), kind_group ? stage_groups(kind, devices, member) : shifted_groups(devices))
       .first->second;
 }
 
-std::vector<std::vector<DeviceId>> PeerTraffic::stage_groups(model::CommGroup kind,
-                                                             const std::vector<DeviceId>& devices) const {
-  const DeviceId member = *std::find_if(devices.begin(), devices.end(), [&](DeviceId d) { return simulated(d); });
+std::vector<std::vector<DeviceId>>
+PeerTraffic::stage_groups(model::CommGroup kind, const std::vector<DeviceId>& devices, DeviceId member) const {
   const auto first = layout_.rank({0, 0, layout_.coordinates(member).pipeline, 0});
   std::set<std::vector<DeviceId>> seen{sorted(devices)};
   std::vector<std::vector<DeviceId>> groups;
@@ -75,22 +74,6 @@ std::vector<std::vector<DeviceId>> PeerTraffic::shifted_groups(const std::vector
         if (seen.insert(sorted(group)).second) groups.push_back(std::move(group));
       }
   return groups;
-}
-
-TaskId add_gate(TaskSink& graph, std::span<const TaskId> tasks, bool before, DeviceId from, DeviceId to,
-                const TaskTag& tag, Transfer message) {
-  message.bytes = units::Bytes(0);
-  message.peer = to;
-  message.step = 0;
-  message.latency_steps = 1;
-  const TaskId gate = graph.add_transfer(from, tag, message);
-  for (const TaskId t : tasks) {
-    if (before)
-      graph.add_dependency(gate, t);
-    else
-      graph.add_dependency(t, gate);
-  }
-  return gate;
 }
 
 } // namespace twocs::lowering::detail

@@ -37,8 +37,8 @@ public:
 
 private:
   [[nodiscard]] bool simulated(DeviceId d) const { return simulated_[static_cast<std::size_t>(d)]; }
-  [[nodiscard]] std::vector<std::vector<DeviceId>> stage_groups(model::CommGroup kind,
-                                                                const std::vector<DeviceId>& devices) const;
+  [[nodiscard]] std::vector<std::vector<DeviceId>>
+  stage_groups(model::CommGroup kind, const std::vector<DeviceId>& devices, DeviceId member) const;
   [[nodiscard]] std::vector<std::vector<DeviceId>> shifted_groups(const std::vector<DeviceId>& devices) const;
 
   RankLayout layout_;
@@ -46,11 +46,5 @@ private:
   std::vector<bool> simulated_;
   std::map<std::pair<int, std::vector<DeviceId>>, std::vector<std::vector<DeviceId>>> cache_;
 };
-
-/// A transfer of no bytes from `from` to `to` that `tasks` precede (`before`: that precedes
-/// `tasks`), which the engine completes the moment it is ready: it joins many tasks to many with
-/// one dependency each.
-[[nodiscard]] TaskId add_gate(TaskSink& graph, std::span<const TaskId> tasks, bool before, DeviceId from, DeviceId to,
-                              const TaskTag& tag, Transfer message);
 
 } // namespace twocs::lowering::detail

@@ -36,26 +36,20 @@ void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, con
   const detail::RowGemm dgrad = [&](std::int64_t rows) {
     return detail::linear_input_grad(name + ".dgrad", shape.linear_dtype(), rows, in, out);
   };
-  if (shape.tp_comm != TpCommOverlap::none) {
-    // The local shard of the output gradient is cast, then gathered chunk by chunk under dgrad.
+  // The output gradient, cast to FP8 for both gradient GEMMs. On the local shard before it is
+  // gathered under tp_comm (chunk by chunk under dgrad) and under DTensor (torchao's
+  // Float8RowwiseParallel, NoopFwToFloat8BwDynamic); otherwise after the all-gather.
+  if (shape.tp_comm != TpCommOverlap::none || (shape.dtensor_tp && shape.sequence_parallel)) {
     detail::add_fp8_quantize(steps, shape, name + ".grad", Pass::backward,
                              as_double(d.tokens) * as_double(out) / as_double(shape.tensor),
                              detail::Fp8Source::standalone, true);
     detail::add_gathered_gemm(steps, shape, d, name, Pass::backward, dgrad);
   } else {
-    // The output gradient, cast to FP8 for both gradient GEMMs: after its all-gather, or before it
-    // on the local shard where torchao's Float8RowwiseParallel casts (NoopFwToFloat8BwDynamic).
-    const bool cast_shard = shape.dtensor_tp && shape.sequence_parallel;
-    const double shard = cast_shard ? 1.0 / as_double(shape.tensor) : 1.0;
-    const auto cast = [&] {
-      detail::add_fp8_quantize(steps, shape, name + ".grad", Pass::backward,
-                               as_double(d.tokens) * as_double(out) * shard, detail::Fp8Source::standalone, true);
-    };
-    if (cast_shard) cast();
     if (shape.sequence_parallel)
-      steps.push_back(collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
-                                 detail::gathered_activation(shape, d)));
-    if (!cast_shard) cast();
+      steps.push_back(
+          collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward, d.activation));
+    detail::add_fp8_quantize(steps, shape, name + ".grad", Pass::backward, as_double(d.tokens) * as_double(out),
+                             detail::Fp8Source::standalone, true);
     steps.push_back(dgrad(d.tokens));
   }
   // The bias of a row-parallel layer is replicated: each rank holds all `out` entries.
