@@ -32,7 +32,7 @@ constexpr std::array<std::string_view, 2> position_names = {"learned", "rope"};
 constexpr std::array position_values = {model::PositionKind::learned, model::PositionKind::rope};
 constexpr std::array<std::string_view, 2> mask_names = {"causal", "full"};
 constexpr std::array mask_values = {model::AttentionMask::causal, model::AttentionMask::full};
-constexpr std::array<std::string_view, 19> training_keys = {"global_batch",
+constexpr std::array<std::string_view, 20> training_keys = {"global_batch",
                                                             "micro_batch",
                                                             "dtype",
                                                             "parallelism",
@@ -42,6 +42,7 @@ constexpr std::array<std::string_view, 19> training_keys = {"global_batch",
                                                             "attention",
                                                             "attention_kernel",
                                                             "kernels",
+                                                            "loss",
                                                             "pipeline_schedule",
                                                             "overlap",
                                                             "framework",
@@ -113,6 +114,8 @@ constexpr std::array<std::string_view, 2> attention_names = {"unfused", "fused"}
 constexpr std::array attention_values = {model::AttentionKernel::unfused, model::AttentionKernel::fused};
 constexpr std::array<std::string_view, 2> kernels_names = {"fused", "eager"};
 constexpr std::array kernels_values = {model::KernelFusion::fused, model::KernelFusion::eager};
+constexpr std::array<std::string_view, 2> loss_names = {"eager", "compiled"};
+constexpr std::array loss_values = {model::LossKernel::eager, model::LossKernel::compiled};
 constexpr std::array<std::string_view, 2> optimizer_kind_names = {"adam", "sgd"};
 constexpr std::array optimizer_kind_values = {model::OptimizerKind::adam, model::OptimizerKind::sgd};
 constexpr std::array<std::string_view, 4> sharding_names = {"none", "optimizer", "gradients", "full"};
@@ -306,6 +309,7 @@ TrainingPlan read_training(const Field& field, PlanSearchRequest& search) {
   if (const auto f = t.optional("attention")) plan.attention = read_enum(*f, attention_names, attention_values);
   if (const auto f = t.optional("attention_kernel")) plan.attention_kernel = read_text(*f);
   if (const auto f = t.optional("kernels")) plan.kernels = read_enum(*f, kernels_names, kernels_values);
+  if (const auto f = t.optional("loss")) plan.loss = read_enum(*f, loss_names, loss_values);
   if (const auto f = t.optional("optimizer")) plan.optimizer = read_optimizer(*f);
   if (const auto f = t.optional("overlap")) plan.overlap = read_overlap(*f);
   if (const auto f = t.optional("framework")) plan.framework = read_enum(*f, framework_names, framework_values);

@@ -24,6 +24,19 @@ double ce_max_bytes(Dtype d) { return element_size(d) + 8; }
 constexpr double ce_exp_sum_bytes = 20;
 double ce_backward_bytes(Dtype d) { return 12 + element_size(d); }
 
+/// Bytes per logit of each cross-entropy kernel of the output head. Compiled (training.loss:
+/// compiled), the fp32 cast fuses into the reductions: the max and the exponentials' sum each
+/// read the 16-bit logits once, and the backward reads them and writes their gradient once (an
+/// assumption from Inductor's looped reductions, not measured).
+struct CrossEntropyBytes {
+  double max, exp_sum, backward;
+};
+CrossEntropyBytes cross_entropy_bytes(const LayerShape& shape) {
+  const double e = element_size(shape.dtype);
+  if (shape.loss == LossKernel::compiled) return {e, e, 2 * e};
+  return {ce_max_bytes(shape.dtype), ce_exp_sum_bytes, ce_backward_bytes(shape.dtype)};
+}
+
 /// A small all-reduce of one fp32 value per token across the tensor-parallel group.
 CollectiveOp per_token_all_reduce(const LayerShape& shape, const char* name) {
   return collective(name, Collective::all_reduce, CommGroup::tensor, Pass::forward,
@@ -84,11 +97,12 @@ StepSequence output_head_forward(const LayerShape& shape) {
         collective("head.logits.all_gather", Collective::all_gather, CommGroup::tensor, Pass::forward, d.activation));
   // Logits: 2 b s h V FLOPs over all ranks (Narayanan et al. SC'21, Eq. 3).
   steps.push_back(detail::linear_forward("head.logits", shape.dtype, d.tokens, m.hidden, vocab_local));
-  steps.push_back(memory_bound("head.cross_entropy.max", OpKind::softmax, Pass::forward, shape.dtype, logits,
-                               ce_max_bytes(shape.dtype), 1));
+  const CrossEntropyBytes ce = cross_entropy_bytes(shape);
+  steps.push_back(
+      memory_bound("head.cross_entropy.max", OpKind::softmax, Pass::forward, shape.dtype, logits, ce.max, 1));
   if (shape.tensor > 1) steps.push_back(per_token_all_reduce(shape, "head.cross_entropy.max.all_reduce"));
   steps.push_back(memory_bound("head.cross_entropy.exp_sum", OpKind::softmax, Pass::forward, shape.dtype, logits,
-                               ce_exp_sum_bytes, kernel_flops::cross_entropy));
+                               ce.exp_sum, kernel_flops::cross_entropy));
   if (shape.tensor > 1) {
     steps.push_back(per_token_all_reduce(shape, "head.cross_entropy.target.all_reduce"));
     steps.push_back(per_token_all_reduce(shape, "head.cross_entropy.sum.all_reduce"));
@@ -103,7 +117,7 @@ StepSequence output_head_backward(const LayerShape& shape, bool owns_word_embedd
   const double logits = as_double(d.tokens) * as_double(vocab_local);
   StepSequence steps;
   steps.push_back(memory_bound("head.cross_entropy.bwd", OpKind::softmax, Pass::backward, shape.dtype, logits,
-                               ce_backward_bytes(shape.dtype), kernel_flops::cross_entropy));
+                               cross_entropy_bytes(shape).backward, kernel_flops::cross_entropy));
   // The logits layer is column-parallel: its backward mirrors QKV and fc1. No bias.
   // An untied output layer (LLaMA) always owns its weight gradient.
   const bool owns = owns_word_embedding_grad || !m.tied_embeddings;

@@ -203,9 +203,13 @@ double context_kv_buffers(const TransformerConfig& m, const TrainingPlan& plan, 
 /// (framework fsdp, as torchtitan runs it: F.cross_entropy on logits cast to fp32) holds three at
 /// the start of backward: log_softmax's saved output, nll_loss's gradient and
 /// log_softmax_backward's result (torchtitan train.py frees the fp32 logits first, `del pred`).
+/// Compiled (training.loss: compiled), AOTAutograd saves the 16-bit logits and the backward
+/// writes their 16-bit gradient from them in one kernel: two logits-sized tensors of e bytes.
 double loss_bytes(const TransformerConfig& m, const TrainingPlan& plan, std::int64_t local_seq) {
-  const double tensors = plan.framework == Framework::fsdp ? 3.0 : 1.0;
-  return tensors * 4.0 * as_double(local_seq * plan.micro_batch * local_vocab(m.vocab, plan.parallelism.tensor));
+  const double logits = as_double(local_seq * plan.micro_batch * local_vocab(m.vocab, plan.parallelism.tensor));
+  if (plan.framework != Framework::fsdp) return 4.0 * logits;
+  if (plan.loss == LossKernel::compiled) return 2.0 * (plan.dtype == Dtype::fp32 ? 4.0 : 2.0) * logits;
+  return 3.0 * 4.0 * logits;
 }
 
 /// What torchtitan's final norm and output projection save for backward under framework fsdp,

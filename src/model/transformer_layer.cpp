@@ -205,6 +205,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.tp_async_backward = plan.overlap.tp_async_backward && plan.framework != Framework::megatron_deepspeed;
   shape.attention = plan.attention;
   shape.kernels = plan.kernels;
+  shape.loss = plan.loss;
   shape.expert = plan.parallelism.expert;
   shape.moe_ffn = model.moe.has_value(); // for_layer(i) picks the dense FFN of the first dense_layers
   shape.context = plan.parallelism.context;

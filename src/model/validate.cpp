@@ -283,6 +283,16 @@ void validate_recompute_modules(const TransformerConfig& m, const TrainingPlan& 
                      "training.recompute_modules", "remove mla_up_proj, or give the model a model.mla");
 }
 
+/// training.loss names how PyTorch's cross entropy runs; Megatron-LM and Megatron-DeepSpeed run
+/// their own fused vocab-parallel cross entropy (tensor_parallel/cross_entropy.py).
+void validate_loss(const TrainingPlan& plan) {
+  if (plan.loss == LossKernel::eager || plan.framework == Framework::fsdp) return;
+  throw InputError(fmt::format("training.loss: {} is how PyTorch runs the cross entropy under framework fsdp, but "
+                               "training.framework is {}, which runs its own fused vocab-parallel cross entropy",
+                               to_string(plan.loss), to_string(plan.framework)),
+                   "training.loss", "set training.framework: fsdp, or remove loss");
+}
+
 } // namespace
 
 void validate(const TransformerConfig& m) {
@@ -344,6 +354,7 @@ void validate(const TransformerConfig& m, const TrainingPlan& plan) {
   validate_param_gather(plan);
   detail::validate_tp_comm(plan);
   detail::validate_fp8_params(plan);
+  validate_loss(plan);
   validate_batch(plan);
   validate_schedule(plan);
   detail::validate_split_schedules(plan);

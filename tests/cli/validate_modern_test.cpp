@@ -97,6 +97,10 @@ using twocs::test::TempDir;
 /// Delayed scaling's amax all-reduce after each chunk's forward and backward (the same day): the
 /// NeMo rows 0.0-0.8 points slower (Llama 2 70B +5.0% -> +5.8%, GPT-3 175B 512 +7.8% -> +8.1%,
 /// 128 -1.4% -> -1.0%); 12.37% -> 12.39%.
+/// torchtitan compiles its loss from 2025-04 on (training.loss: compiled, the H200 rows only):
+/// memory +24.5% / +22.9% -> -8.1% / -10.5%, the mean 10.62% -> 8.01%; its kernels read the
+/// 16-bit logits where the fused cross entropy moved fp32: -3.3% / -4.6% -> -6.0% / -7.3%, the
+/// mean 12.39% -> 12.56%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0099},
@@ -126,8 +130,8 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.1617},
                                                         {"torchtitan-llama3-70b-2d-256gpu", -0.1719},
                                                         {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1950},
-                                                        {"torchtitan-llama3-8b-h200-32gpu", -0.0330},
-                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0464}};
+                                                        {"torchtitan-llama3-8b-h200-32gpu", -0.0598},
+                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0728}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
@@ -142,8 +146,8 @@ const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp
                                                      {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0389},
                                                      {"torchtitan-llama3-70b-2d-256gpu", -0.1681},
                                                      {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1152},
-                                                     {"torchtitan-llama3-8b-h200-32gpu", 0.2450},
-                                                     {"torchtitan-llama3-8b-h200-64gpu", 0.2287}};
+                                                     {"torchtitan-llama3-8b-h200-32gpu", -0.0814},
+                                                     {"torchtitan-llama3-8b-h200-64gpu", -0.1047}};
 
 constexpr double margin = 0.005;
 
@@ -166,9 +170,9 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1239) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1256) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
-  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.1062) <= margin);
+  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
 }
 
 TEST_CASE("folding the Llama 3 405B plan across pods of a 1:7 aggregation layer moves it by less than 1%") {

@@ -154,6 +154,20 @@ TEST_CASE("training.kernels reads fused (default) or eager, and names the choice
   CHECK(std::string(error.what()).find("fused, eager") != std::string::npos);
 }
 
+TEST_CASE("training.loss reads eager (default) or compiled under framework fsdp, and refuses it elsewhere") {
+  CHECK(config::parse_workload({"w.yaml", test::small_workload}).plan.loss == model::LossKernel::eager);
+  const auto fsdp = config::parse_workload({"w.yaml", test::small_workload},
+                                           {"training.framework=fsdp", "training.parallelism.sequence=true",
+                                            "training.optimizer.sharding=full", "training.loss=compiled"});
+  CHECK(fsdp.plan.loss == model::LossKernel::compiled);
+  const auto word = test::workload_error(test::small_workload, {"training.loss=fused"});
+  CHECK(std::string(word.what()).find("eager, compiled") != std::string::npos);
+  // Megatron-LM runs its own fused vocabulary-parallel cross entropy.
+  const auto megatron = test::workload_error(test::small_workload, {"training.loss=compiled"});
+  CHECK(megatron.key_path() == "training.loss");
+  CHECK(megatron.fix() == "set training.framework: fsdp, or remove loss");
+}
+
 TEST_CASE("training.parallelism.expert_dispatcher reads all_to_all (default), deepep or hybridep") {
   CHECK(config::parse_workload({"w.yaml", test::small_workload}).plan.parallelism.expert_dispatcher ==
         model::ExpertDispatcher::all_to_all);

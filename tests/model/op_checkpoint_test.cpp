@@ -87,6 +87,41 @@ TEST_CASE("PyTorch's unfused cross-entropy holds three fp32 vocabulary tensors a
   CHECK(fsdp - megatron == doctest::Approx(2 * 4 * s * b * V + (4 + 2 + 2) * s * b * h));
 }
 
+TEST_CASE("a compiled loss holds the 16-bit logits and their gradient instead of three fp32 tensors") {
+  const double s = 8192, b = 2, V = 128256;
+  const auto m = llama_8b(2);
+  auto plan = plan_of(Recompute::selective_op, Framework::fsdp);
+  const double eager = activations(m, plan);
+  plan.loss = LossKernel::compiled;
+  const double compiled = activations(m, plan);
+  // torchtitan components/loss.py under torch.compile: saved bf16 logits and the bf16 gradient
+  // written from them (2 + 2 bytes a logit) where eager holds 3 x 4.
+  CHECK(eager - compiled == doctest::Approx((3 * 4 - 2 * 2) * s * b * V));
+}
+
+TEST_CASE("a compiled loss reads the 16-bit logits once per reduction and once for its gradient") {
+  LayerShape shape;
+  shape.model = llama_8b(1);
+  shape.micro_batch = 2;
+  shape.attention = AttentionKernel::fused;
+  const double logits = 2 * 8192 * 128256.0;
+  const auto head_bytes = [&](LossKernel loss) {
+    shape.loss = loss;
+    double bytes = 0;
+    for (const auto& step : output_head_forward(shape))
+      if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name.starts_with("head.cross_entropy"))
+        bytes += op->bytes.value();
+    for (const auto& step : output_head_backward(shape, false))
+      if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name.starts_with("head.cross_entropy"))
+        bytes += op->bytes.value();
+    return bytes;
+  };
+  // Compiled: the max and the exponentials' sum each read 2 bytes a logit, the backward reads 2
+  // and writes 2. Eager as Megatron-LM's fused kernels count them: 2 + 8, 20, 12 + 2.
+  CHECK(head_bytes(LossKernel::compiled) == doctest::Approx((2 + 2 + 4) * logits));
+  CHECK(head_bytes(LossKernel::eager) == doctest::Approx((10 + 20 + 14) * logits));
+}
+
 TEST_CASE("FSDP2 keeps its root's embedding, final norm and output unsharded after forward") {
   const double h = 4096, V = 128256;
   const auto m = llama_8b(2);

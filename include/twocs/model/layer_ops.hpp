@@ -23,6 +23,7 @@ struct LayerShape {
   bool tp_async_backward = true; // overlap the column-parallel input-gradient all-reduce with wgrad
   AttentionKernel attention = AttentionKernel::unfused; // fused: FlashAttention (fused_attention.cpp)
   KernelFusion kernels = KernelFusion::fused;           // eager: PyTorch eager's separate kernels
+  LossKernel loss = LossKernel::eager;                  // compiled: the output head's cross entropy compiled
   std::int64_t expert = 1;                              // ep: expert-parallel degree (experts per rank = experts / ep)
   bool moe_ffn = false;        // this layer's FFN is the model's mixture of experts (model.moe)
   bool full_attention = false; // this layer ignores model.sliding_window (model.full_attention_every)

@@ -73,6 +73,17 @@ enum class KernelFusion { fused, eager };
   return k == KernelFusion::eager ? "eager" : "fused";
 }
 
+/// How PyTorch's cross entropy runs under `framework: fsdp` (torchtitan components/loss.py):
+/// `eager`, F.cross_entropy on the logits cast to fp32, which holds fp32 vocabulary tensors for
+/// its backward; `compiled`, the same function under torch.compile (torchtitan compiles it with
+/// training.compile from 2025-02 on), which keeps the 16-bit logits and produces their gradient
+/// in one kernel (docs/memory-model.md, "The loss").
+enum class LossKernel { eager, compiled };
+
+[[nodiscard]] constexpr std::string_view to_string(LossKernel k) {
+  return k == LossKernel::compiled ? "compiled" : "eager";
+}
+
 /// How the tensor-parallel all-gathers and reduce-scatters of sequence parallelism overlap the
 /// linear layers' GEMMs beside them (the workload's `training.overlap.tp_comm`; docs/simulation.md,
 /// "Tensor-parallel communication overlap"):
@@ -226,6 +237,7 @@ struct TrainingPlan {
   /// platform's default (hardware/attention_kernel.hpp).
   std::string attention_kernel;
   KernelFusion kernels = KernelFusion::fused;
+  LossKernel loss = LossKernel::eager; // framework fsdp only: how PyTorch's cross entropy runs
   OptimizerPlan optimizer;
   OverlapPlan overlap;
   Framework framework = Framework::megatron_lm;
