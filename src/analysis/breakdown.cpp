@@ -17,18 +17,21 @@ struct Edge {
 
 constexpr int compute_channel = static_cast<int>(model::comm_group_count);
 
+/// The device's tasks clipped to [from, to).
 std::vector<Edge> edges_of(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
-                           lowering::DeviceId device) {
+                           lowering::DeviceId device, double from, double to) {
   std::vector<Edge> edges;
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     // The host's launches occupy its CPU, not the device: a device waiting for them is idle.
     if (!graph.involves(id, device) || graph.task(id).is_host()) continue;
     const auto& t = timeline.tasks[id];
-    if (!(t.finish > t.start)) continue; // instantaneous tasks occupy no time
+    const double start = std::max(t.start.value(), from);
+    const double finish = std::min(t.finish.value(), to);
+    if (!(finish > start)) continue; // instantaneous tasks occupy no time
     const int channel =
         graph.task(id).is_transfer() ? static_cast<int>(index(graph.transfer(id).group)) : compute_channel;
-    edges.push_back({t.start.value(), channel, +1});
-    edges.push_back({t.finish.value(), channel, -1});
+    edges.push_back({start, channel, +1});
+    edges.push_back({finish, channel, -1});
   }
   // Ends before starts at equal times, so that back-to-back tasks leave no zero-length overlap.
   std::sort(edges.begin(), edges.end(),
@@ -40,8 +43,14 @@ std::vector<Edge> edges_of(const lowering::TaskGraph& graph, const engine::Timel
 
 DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                lowering::DeviceId device, units::Seconds iteration_time) {
+  return measure_device_between(graph, timeline, device, units::Seconds(0), iteration_time);
+}
+
+DeviceBreakdown measure_device_between(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                       lowering::DeviceId device, units::Seconds from, units::Seconds to) {
   DeviceBreakdown out;
-  const auto edges = edges_of(graph, timeline, device);
+  const units::Seconds iteration_time = to - from;
+  const auto edges = edges_of(graph, timeline, device, from.value(), to.value());
   std::array<int, model::comm_group_count + 1> active{};
   double compute = 0, overlapped = 0, exposed = 0, comm_busy = 0;
   std::array<double, model::comm_group_count> exposed_by{}, busy_by{}, overlapped_by{};
@@ -89,10 +98,17 @@ DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::T
 
 units::Seconds host_wait(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                          lowering::DeviceId device) {
+  return host_wait_between(graph, timeline, device, units::Seconds(-1), timeline.makespan + units::Seconds(1));
+}
+
+units::Seconds host_wait_between(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                 lowering::DeviceId device, units::Seconds from, units::Seconds to) {
   double waited = 0;
   if (!graph.has_host_tasks()) return units::Seconds(0);
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     if (graph.task(id).device != device || !graph.task(id).is_kernel()) continue;
+    const units::Seconds start = timeline.tasks[id].start;
+    if (start < from || !(start < to)) continue;
     double launched = 0, otherwise_ready = 0;
     graph.for_each_predecessor(id, [&](lowering::TaskId before) {
       double& ready = graph.task(before).is_host() ? launched : otherwise_ready;

@@ -21,6 +21,7 @@
 #include "calibrate_command.hpp"
 #include "collbench_command.hpp"
 #include "import_command.hpp"
+#include "replay_policy.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
 #include "study_report_command.hpp"
@@ -45,6 +46,7 @@ std::shared_ptr<spdlog::logger> make_logger(std::ostream& err, const RunOptions&
 /// error (the flag, what it accepts, the fix) instead of the parser's.
 struct CheckedRunFlags {
   std::optional<std::string> fold;
+  std::optional<std::string> replay;
   std::optional<std::string> max_tasks;
   std::optional<std::string> plan_search;
   std::optional<std::string> plan_candidates;
@@ -59,6 +61,7 @@ struct CheckedRunFlags {
     if (trace_from) o.trace_filter.from = parse_trace_time("--trace-from", *trace_from);
     if (trace_until) o.trace_filter.until = parse_trace_time("--trace-until", *trace_until);
     if (fold) o.fold = parse_fold_mode(*fold);
+    if (replay) o.replay = parse_replay_mode(*replay);
     if (max_tasks) o.max_tasks = parse_max_tasks(*max_tasks);
     if (plan_search) o.plan_search = parse_plan_search(*plan_search);
     if (plan_candidates) o.plan_candidates = parse_plan_candidates(*plan_candidates);
@@ -100,6 +103,10 @@ void add_run_command(CLI::App& app, RunOptions& o, CheckedRunFlags& checked) {
                   "Simulate one device per pipeline stage, mirroring identical tensor and data-parallel peers: "
                   "auto (when the full run exceeds 2M tasks), on, off, shared (on, with the peers' traffic on the "
                   "links they share)");
+  run->add_option("--replay", checked.replay,
+                  "Replay the steady state of a long 1F1B pipeline instead of simulating every micro-batch, where "
+                  "the simulated timeline repeats: auto (when the full run exceeds 2M tasks and no trace, report or "
+                  "DAG is written), on, off");
   run->add_option("--plan-search", checked.plan_search,
                   "Choose tensor, pipeline, data degrees, virtual stages, micro-batch and recomputation: smallest "
                   "(least model parallelism that fits), fastest (simulate the closed form's best few), none "

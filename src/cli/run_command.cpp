@@ -3,6 +3,7 @@
 #include "fold_policy.hpp"
 #include "memory_budget.hpp"
 #include "progress.hpp"
+#include "replay_policy.hpp"
 #include "trace_options.hpp"
 
 #include <cctype>
@@ -12,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <twocs/analysis/breakdown.hpp>
+#include <twocs/analysis/steady_state.hpp>
 #include <twocs/analysis/summarize.hpp>
 #include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/make_cost_model.hpp>
@@ -141,12 +144,15 @@ SizedLowering size_lowering(const RunOptions& options, const config::Scenario& s
   }
 }
 
-/// One simulated plan: its DAG, its timeline and the fold decision it ran under.
+/// One simulated plan: its DAG, its timeline and the fold decision it ran under; with a replayed
+/// steady state, the shortened plan's (analysis/steady_state.hpp).
 struct PlanRun {
   model::TrainingPlan plan;
   lowering::TaskGraph graph;
   engine::Timeline timeline;
   FoldDecision fold;
+  std::optional<analysis::ReplayPlan> replay;
+  std::optional<analysis::SteadyState> steady;
 };
 
 PlanRun simulate_plan(const RunOptions& options, const config::Scenario& scenario, const model::TrainingPlan& plan,
@@ -172,7 +178,38 @@ PlanRun simulate_plan(const RunOptions& options, const config::Scenario& scenari
   engine::Timeline timeline = engine::simulate(graph, topology, engine_options, &stats);
   progress.finish();
   log.info("simulated {} activities in {}", stats.activities, units::to_string(since(simulated)));
-  return {plan, std::move(graph), std::move(timeline), std::move(fold)};
+  return {plan, std::move(graph), std::move(timeline), std::move(fold), std::nullopt, std::nullopt};
+}
+
+/// The plan, or its shortened iteration where --replay replays the steady state and the shortened
+/// timeline repeats (else the whole plan after all). Folding is decided on the whole plan's size.
+PlanRun simulate_replayed(const RunOptions& options, const config::Scenario& scenario, const model::TrainingPlan& plan,
+                          const cost::OperatorCostModel& cost, ProgressReporter& progress, spdlog::logger& log,
+                          analysis::Approximations::Replay& info) {
+  const ReplayDecision decision = decide_replay(options, scenario.workload.model, plan, cost);
+  info.reason = decision.reason;
+  info.micro_batches = info.simulated = plan.micro_batches();
+  if (!decision.plan) return simulate_plan(options, scenario, plan, cost, progress, log);
+  const analysis::ReplayPlan& replay = *decision.plan;
+  RunOptions shortened_options = options;
+  shortened_options.fold_above_tasks = options.fold_above_tasks * static_cast<std::uint64_t>(replay.simulated) /
+                                       static_cast<std::uint64_t>(replay.micro_batches);
+  log.info("replaying the steady state: simulating {} of {} micro-batches per replica", replay.simulated,
+           replay.micro_batches);
+  PlanRun run = simulate_plan(shortened_options, scenario, analysis::shortened(plan, replay), cost, progress, log);
+  std::string why_not;
+  const auto measured = analysis::last_finishing_device(run.graph, run.timeline);
+  if (auto steady = analysis::find_steady_state(run.graph, run.timeline, replay, measured, why_not)) {
+    info = {true, replay.micro_batches, replay.simulated, replay.period, steady->period_time, decision.reason};
+    run.replay = replay;
+    run.steady = steady;
+    return run;
+  }
+  info.reason = "every micro-batch simulated: " + why_not;
+  log.info("not replayed: {}; simulating every micro-batch", why_not);
+  run.graph = lowering::TaskGraph(0); // free the shortened run's graph and timeline first
+  run.timeline = {};
+  return simulate_plan(options, scenario, plan, cost, progress, log);
 }
 
 /// Ring collectives lowered coarse: their transfers pay several steps' latencies.
@@ -250,63 +287,6 @@ std::vector<std::string> overrides_with_plan_flags(const RunOptions& options) {
 
 } // namespace
 
-FoldMode parse_fold_mode(std::string_view text) {
-  std::string mode(text);
-  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (mode == "auto") return FoldMode::automatic;
-  if (mode == "on") return FoldMode::on;
-  if (mode == "off") return FoldMode::off;
-  if (mode == "shared") return FoldMode::shared;
-  throw InputError(fmt::format("--fold: '{}' is not a fold mode; it accepts auto, on, off or shared", text), "--fold",
-                   fmt::format("pass --fold auto (fold when the full run exceeds {} tasks, the default), --fold on "
-                               "(one device per pipeline stage), --fold off (every device) or --fold shared (one "
-                               "device per stage, with its peers' traffic on the links they share)",
-                               RunOptions{}.fold_above_tasks));
-}
-
-std::uint64_t parse_max_tasks(std::string_view text) {
-  std::uint64_t value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end || value == 0)
-    throw InputError(fmt::format("--max-tasks: '{}' is not a task count; it accepts a whole number from 1 to {}", text,
-                                 std::numeric_limits<std::uint64_t>::max()),
-                     "--max-tasks",
-                     fmt::format("pass a positive whole number without separators, e.g. --max-tasks 50000000 "
-                                 "(the default is {})",
-                                 RunOptions{}.max_tasks));
-  return value;
-}
-
-std::string parse_plan_search(std::string_view text) {
-  std::string objective(text);
-  for (char& c : objective) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (objective == "none" || objective == "smallest" || objective == "fastest") return objective;
-  throw InputError(
-      fmt::format("--plan-search: '{}' is not a search objective; it accepts none, smallest or fastest", text),
-      "--plan-search",
-      "pass --plan-search smallest (the least tensor x pipeline parallelism that fits in memory) or "
-      "--plan-search fastest (simulate the closed form's best few plans, --plan-candidates)");
-}
-
-std::int64_t parse_plan_candidates(std::string_view text) {
-  std::int64_t value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end || value < 1 || value > 1000)
-    throw InputError(fmt::format("--plan-candidates: '{}' is not a count of plans from 1 to 1000", text),
-                     "--plan-candidates", "pass a small whole number, e.g. --plan-candidates 4 (the default)");
-  return value;
-}
-
-lowering::CollectiveLowering parse_collective_lowering(std::string_view text) {
-  if (const auto mode = lowering::collective_lowering_from_string(text)) return *mode;
-  throw InputError(fmt::format("--collective-lowering: '{}' is not a lowering; it accepts step, coarse or auto", text),
-                   "--collective-lowering",
-                   "pass --collective-lowering auto (coarse for rings of 8 or more ranks, the default), step (every "
-                   "ring step a transfer) or coarse (one transfer per ring link)");
-}
-
 SimulatedRun simulate_scenario(const RunOptions& options, const config::Scenario& scenario, spdlog::logger& log) {
   const auto& model = scenario.workload.model;
   const auto& cluster = scenario.cluster;
@@ -325,13 +305,16 @@ SimulatedRun simulate_scenario(const RunOptions& options, const config::Scenario
   }
 
   ProgressReporter progress(options.quiet ? nullptr : options.progress, options.progress_terminal);
-  PlanRun run =
-      chosen.run ? std::move(*chosen.run) : simulate_plan(options, scenario, plan, *cost_model, progress, log);
+  analysis::Approximations::Replay replay{
+      false, plan.micro_batches(), plan.micro_batches(), 0, {}, "every micro-batch simulated: a plan search's choice"};
+  PlanRun run = chosen.run ? std::move(*chosen.run)
+                           : simulate_replayed(options, scenario, plan, *cost_model, progress, log, replay);
 
   analysis::Summary summary = analysis::summarize(run.graph, run.timeline, model, plan, cluster, memory);
+  if (run.replay) analysis::add_left_out_periods(summary, run.graph, run.timeline, *run.replay, *run.steady);
   summary.approximations = {run.fold.fold, run.fold.reason,
                             std::string(lowering::to_string(options.collective_lowering)),
-                            coarse_collectives(run.graph)};
+                            coarse_collectives(run.graph), replay};
   summary.plan_choice = chosen.choice;
   std::vector<report::CounterTrack> counters;
   if (options.trace)

@@ -29,6 +29,14 @@ enum class FoldMode {
   shared, // fold, with the folded peers' traffic on the links they share (CollectivePolicy::folded_peer_traffic)
 };
 
+/// Whether to simulate every micro-batch or replay a long pipeline's steady state
+/// (analysis/steady_state.hpp, replay_policy.hpp).
+enum class ReplayMode {
+  automatic, // replay plans whose full DAG would exceed fold_above_tasks, unless a trace, report or DAG is written
+  on,
+  off,
+};
+
 struct RunOptions {
   std::optional<std::filesystem::path> workload;
   std::optional<std::filesystem::path> platform;
@@ -51,6 +59,7 @@ struct RunOptions {
   /// machine's physical memory.
   std::optional<std::string> memory_budget;
   FoldMode fold = FoldMode::automatic;
+  ReplayMode replay = ReplayMode::automatic;
   /// With FoldMode::automatic, plans whose full DAG has more tasks than this are folded (a few
   /// seconds of simulation on one core at about 0.3 M tasks per second).
   std::uint64_t fold_above_tasks = 2'000'000;

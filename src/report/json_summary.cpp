@@ -61,6 +61,16 @@ Json stage(const model::StageMemory& s) {
   return out;
 }
 
+/// Steady-state replay (--replay): what ran of the plan's micro-batches and the period repeated.
+Json replay(const analysis::Approximations::Replay& r) {
+  return {{"replayed", r.replayed},
+          {"micro_batches", r.micro_batches},
+          {"simulated_micro_batches", r.simulated},
+          {"period_micro_batches", r.period},
+          {"period_s", number(r.period_time.value())},
+          {"reason", r.reason}};
+}
+
 Json memory(const analysis::MemorySummary& m) {
   Json out = Json::object();
   out["peak_bytes"] = byte_count(m.peak);
@@ -124,7 +134,8 @@ std::string json_summary(const analysis::Summary& summary) {
   out["approximations"] = {{"folded", summary.approximations.folded},
                            {"reason", summary.approximations.fold_reason},
                            {"collective_lowering", summary.approximations.collective_lowering},
-                           {"coarse_collectives", summary.approximations.coarse_collectives}};
+                           {"coarse_collectives", summary.approximations.coarse_collectives},
+                           {"replay", replay(summary.approximations.replay)}};
   out["plan"] = plan(summary.plan, summary.plan_choice);
   // Names come from user files: replace invalid UTF-8 instead of throwing halfway through a run.
   return out.dump(2, ' ', false, Json::error_handler_t::replace) + '\n';

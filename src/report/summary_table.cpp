@@ -152,6 +152,14 @@ std::string summary_table(const analysis::Summary& s) {
   if (s.approximations.coarse_collectives > 0)
     approximations += fmt::format("{}coarse rings x{} (--collective-lowering {})", approximations.empty() ? "" : "; ",
                                   s.approximations.coarse_collectives, s.approximations.collective_lowering);
+  if (s.approximations.replay.replayed) {
+    const auto& r = s.approximations.replay;
+    if (approximations.starts_with("none")) approximations.clear();
+    approximations +=
+        fmt::format("{}steady state replayed: {} of {} micro-batches simulated, {} periods of {} (--replay)",
+                    approximations.empty() ? "" : "; ", r.simulated, r.micro_batches,
+                    (r.micro_batches - r.simulated) / r.period, units::to_string(r.period_time));
+  }
   row(out, "approximations", approximations);
   row(out, "wall time", units::to_string(s.wall_time));
   return fmt::to_string(out);

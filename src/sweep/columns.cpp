@@ -12,9 +12,9 @@ namespace twocs::sweep::detail {
 namespace {
 
 // The JSON summary's scalar fields (docs/outputs.md), in the order the CSV gives them: every
-// scalar but the plan's (the plan columns below), the input names and the approximations' reason
+// scalar but the plan's (the plan columns below), the input names and the approximations' reasons
 // (tests/sweep/columns_test.cpp checks that list against a summary).
-constexpr std::array<std::string_view, 38> summary_fields = {
+constexpr std::array<std::string_view, 43> summary_fields = {
     "iteration_time_s",
     "world_size",
     "measured_device",
@@ -53,6 +53,11 @@ constexpr std::array<std::string_view, 38> summary_fields = {
     "approximations.folded",
     "approximations.collective_lowering",
     "approximations.coarse_collectives",
+    "approximations.replay.replayed",
+    "approximations.replay.micro_batches",
+    "approximations.replay.simulated_micro_batches",
+    "approximations.replay.period_micro_batches",
+    "approximations.replay.period_s",
 };
 
 // The plan and model each scenario ran, read from its inputs by the sweep itself.

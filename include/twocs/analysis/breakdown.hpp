@@ -23,10 +23,17 @@ struct DeviceBreakdown {
 [[nodiscard]] DeviceBreakdown measure_device(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                              lowering::DeviceId device, units::Seconds iteration_time);
 
+/// Measures `device` over [from, to) only, each task clipped to it; idle is the rest of the window.
+[[nodiscard]] DeviceBreakdown measure_device_between(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                                     lowering::DeviceId device, units::Seconds from, units::Seconds to);
+
 /// Time `device`'s kernels waited for their host's launch after everything else they needed had
 /// finished: the device held back by its host (lowering/device_program.hpp, "Host launches").
 [[nodiscard]] units::Seconds host_wait(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                        lowering::DeviceId device);
+/// The same, for the kernels that start in [from, to).
+[[nodiscard]] units::Seconds host_wait_between(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                               lowering::DeviceId device, units::Seconds from, units::Seconds to);
 
 /// Which devices run kernels: all of them, or one per pipeline stage when replicas are folded
 /// (lowering::LoweringOptions); the others only appear as ends of mirrored transfers.

@@ -38,10 +38,21 @@ struct MemorySummary {
 /// The approximations a run used, so that a result never changes silently (issue "Performance
 /// and scale"): each is named in the table and the JSON summary.
 struct Approximations {
+  /// Steady-state replay (--replay; analysis/steady_state.hpp): `simulated` of `micro_batches`
+  /// per replica ran, the rest added as `period`-micro-batch repetitions of `period_time` each.
+  struct Replay {
+    bool replayed = false;
+    std::int64_t micro_batches = 0;
+    std::int64_t simulated = 0;
+    std::int64_t period = 0;
+    units::Seconds period_time;
+    std::string reason; // why it replayed or not (the --replay decision)
+  };
   bool folded = false;                      // one device per pipeline stage simulated, its replicas mirrored
   std::string fold_reason;                  // why it folded or not (the --fold decision)
   std::string collective_lowering = "step"; // --collective-lowering: step, coarse or auto
   std::int64_t coarse_collectives = 0;      // ring collectives lowered as one transfer per link
+  Replay replay;
 };
 
 /// How the plan was chosen: as written (objective "none") or by the plan search of

@@ -1,0 +1,77 @@
+// `twocs run --replay` (analysis/steady_state.hpp): the replayed run reports what simulating every
+// micro-batch does, says so in its summary and table, and is not chosen by `auto` for a small
+// run; a bad value names the flag.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_capture.hpp"
+
+namespace {
+
+using twocs::test::contains;
+using twocs::test::run_command_line;
+
+/// GPT-3 13B's shape at 8 layers, t 8, p 4, d 2, 48 micro-batches of 2 per replica on 8 DGX A100
+/// nodes, without speed variation (tests/analysis/steady_state_test.cpp replays replicas at their
+/// own speeds).
+std::vector<std::string> plan(const std::string& replay, const std::string& json) {
+  std::vector<std::string> args{"run", "--ignore-memory", "--fold", "off", "--replay", replay, "--json", json};
+  for (const char* set : {"model.layers=8", "training.parallelism.pipeline=4", "training.parallelism.data=2",
+                          "training.global_batch=192", "cluster.nodes=8", "device.speed_variation.spread=0"})
+    args.insert(args.end(), {"--set", set});
+  args.insert(args.end(), {"--platform", twocs::test::source_file("platforms/dgx-a100-80gb.yaml")});
+  return args;
+}
+
+nlohmann::json summary_of(const std::string& replay, twocs::test::TempDir& dir, std::string* table = nullptr) {
+  const auto json = dir.file(replay + ".json");
+  const auto result = run_command_line(plan(replay, json));
+  REQUIRE(result.code == 0);
+  if (table) *table = result.out;
+  return nlohmann::json::parse(twocs::test::read_text(json));
+}
+
+} // namespace
+
+TEST_CASE("--replay on reports the iteration of --replay off from fewer micro-batches, and says so") {
+  twocs::test::TempDir dir("replay");
+  std::string table;
+  const auto on = summary_of("on", dir, &table);
+  const auto off = summary_of("off", dir);
+  const auto& r = on["approximations"]["replay"];
+  CHECK(r["replayed"] == true);
+  CHECK(r["micro_batches"] == 48);
+  CHECK(r["simulated_micro_batches"] == 3 * 4 + 3); // 1F1B over 4 stages
+  CHECK(r["period_micro_batches"] == 1);
+  CHECK(on["simulated_tasks"].get<double>() < 0.5 * off["simulated_tasks"].get<double>());
+  CHECK(on["iteration_time_s"].get<double>() == doctest::Approx(off["iteration_time_s"].get<double>()).epsilon(1e-9));
+  for (const char* part : {"compute", "exposed_comm", "overlapped_comm", "idle"})
+    CHECK(on["breakdown_s"][part].get<double>() ==
+          doctest::Approx(off["breakdown_s"][part].get<double>()).epsilon(1e-9).scale(1e-3));
+  CHECK(on["mfu"].get<double>() == doctest::Approx(off["mfu"].get<double>()).epsilon(1e-9));
+  CHECK(contains(table, "steady state replayed: 15 of 48 micro-batches simulated, 33 periods of"));
+  CHECK(off["approximations"]["replay"]["replayed"] == false);
+  CHECK(off["approximations"]["replay"]["reason"] == "--replay off");
+  CHECK(off["approximations"]["replay"]["simulated_micro_batches"] == 48);
+}
+
+TEST_CASE("--replay auto simulates every micro-batch of a run under 2M tasks") {
+  twocs::test::TempDir dir("replay-auto");
+  const auto json = dir.file("auto.json");
+  const auto result = run_command_line(plan("auto", json));
+  REQUIRE(result.code == 0);
+  const auto r = nlohmann::json::parse(twocs::test::read_text(json))["approximations"]["replay"];
+  CHECK(r["replayed"] == false);
+  CHECK(contains(r["reason"].get<std::string>(), "at most 2000000 tasks"));
+}
+
+TEST_CASE("--replay names what it accepts") {
+  const auto result = run_command_line({"run", "--replay", "sometimes"});
+  CHECK(result.code == 2);
+  CHECK(contains(result.err, "--replay: 'sometimes' is not a replay mode; it accepts auto, on or off"));
+  CHECK(contains(result.err, "fix: pass --replay auto"));
+}
