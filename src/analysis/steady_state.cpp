@@ -117,21 +117,26 @@ model::TrainingPlan shortened(const model::TrainingPlan& plan, const ReplayPlan&
   return s;
 }
 
-std::optional<SteadyState> find_steady_state(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
-                                             const ReplayPlan& replay, lowering::DeviceId measured,
-                                             std::string& why_not) {
+namespace {
+
+/// Each device's period (-1 where it runs no checked task), and the largest deviation of any
+/// checked task's shift from its device's; nothing when a task has no twin.
+std::optional<std::vector<double>> device_periods(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                                  const ReplayPlan& replay, double& deviation, std::string& why_not) {
   const std::int64_t first = replay.first_checked, last = first + replay.checked;
   const TasksByMicroBatch tasks(graph, first, last + replay.period);
-  // Each device's period: replicas that share no link in the steady state (data parallelism
-  // without sharded weights) repeat independently, each at its own devices' speed.
   std::vector<double> period(static_cast<std::size_t>(graph.device_count()), -1.0);
-  double deviation = 0;
   for (lowering::DeviceId device = 0; device < graph.device_count(); ++device) {
     double& own = period[static_cast<std::size_t>(device)];
     for (std::int64_t mb = first; mb < last; ++mb) {
       const auto now = tasks.of(device, mb), later = tasks.of(device, mb + replay.period);
+      if (later.size() != now.size()) {
+        why_not = fmt::format("device {} runs {} tasks of micro-batch {} and {} of micro-batch {}", device, now.size(),
+                              mb, later.size(), mb + replay.period);
+        return std::nullopt;
+      }
       for (std::size_t i = 0; i < now.size(); ++i) {
-        if (i >= later.size() || !twins(graph, now[i], later[i])) {
+        if (!twins(graph, now[i], later[i])) {
           why_not = fmt::format("{} has no twin {} micro-batch(es) later", graph.display_name(now[i]), replay.period);
           return std::nullopt;
         }
@@ -141,33 +146,43 @@ std::optional<SteadyState> find_steady_state(const lowering::TaskGraph& graph, c
         deviation = std::max(
             {deviation, std::fabs((b.start - a.start).value() - own), std::fabs((b.finish - a.finish).value() - own)});
       }
-      if (later.size() != now.size()) {
-        why_not = fmt::format("device {} runs {} tasks of micro-batch {} and {} of micro-batch {}", device, now.size(),
-                              mb, later.size(), mb + replay.period);
-        return std::nullopt;
-      }
     }
   }
-  const double slowest = *std::max_element(period.begin(), period.end());
-  const double own = period[static_cast<std::size_t>(measured)];
+  return period;
+}
+
+} // namespace
+
+std::optional<SteadyState> find_steady_state(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
+                                             const ReplayPlan& replay, lowering::DeviceId measured,
+                                             std::string& why_not) {
+  // Each device's period: replicas that share no link in the steady state (data parallelism
+  // without sharded weights) repeat independently, each at its own devices' speed.
+  double deviation = 0;
+  const auto period = device_periods(graph, timeline, replay, deviation, why_not);
+  if (!period) return std::nullopt;
+  const double own = (*period)[static_cast<std::size_t>(measured)];
   if (!(own > 0)) {
     why_not = fmt::format("device {}, which finishes last, has no task in the checked micro-batches", measured);
     return std::nullopt;
   }
-  // The left-out periods inherit the deviation once each: keep their sum within 1e-4 of the time.
+  // The left-out periods inherit the deviation once each: keep their sum within 1e-4 of the
+  // iteration. Every device must repeat at the same period: replicas at their own paces (speed
+  // variation without a synchronisation in the steady state) drift against each other, and the
+  // iteration's last synchronisation then depends on how far.
   const double left_out = static_cast<double>(replay.periods_left_out());
-  const double whole = timeline.makespan.value() + left_out * own;
-  if (left_out * deviation > 1e-4 * whole) {
+  const double tolerance = 1e-4 * (timeline.makespan.value() + left_out * own);
+  if (left_out * deviation > tolerance) {
     why_not = fmt::format("the timeline does not repeat yet: shifts differ by up to {:.3g} s of a {:.6g} s period",
                           deviation, own);
     return std::nullopt;
   }
-  // The device that finishes last must be among the slowest to repeat, or another would overtake it.
-  if (left_out * (slowest - own) > 1e-4 * whole) {
-    why_not = fmt::format("device {} finishes last but repeats every {:.6g} s, and another every {:.6g} s", measured,
-                          own, slowest);
-    return std::nullopt;
-  }
+  for (std::size_t d = 0; d < period->size(); ++d)
+    if ((*period)[d] > 0 && left_out * std::fabs((*period)[d] - own) > tolerance) {
+      why_not = fmt::format("devices repeat at their own paces (device {} every {:.6g} s, device {} every {:.6g} s)",
+                            measured, own, d, (*period)[d]);
+      return std::nullopt;
+    }
   const auto start = window_start(graph, timeline, replay, measured, own, why_not);
   if (!start) return std::nullopt;
   return SteadyState{units::Seconds(own), *start, units::Seconds(deviation)};

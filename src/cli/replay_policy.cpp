@@ -1,6 +1,6 @@
 #include "replay_policy.hpp"
 
-#include <cctype>
+#include "fold_policy.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,8 @@
 namespace twocs::cli {
 
 ReplayDecision decide_replay(const RunOptions& options, const model::TransformerConfig& model,
-                             const model::TrainingPlan& plan, const cost::OperatorCostModel& cost) {
+                             const model::TrainingPlan& plan, const hardware::ClusterSpec& cluster,
+                             const cost::OperatorCostModel& cost) {
   if (options.replay == ReplayMode::off) return {std::nullopt, "--replay off"};
   auto replay = analysis::choose_replay(plan);
   if (!replay)
@@ -21,6 +22,12 @@ ReplayDecision decide_replay(const RunOptions& options, const model::Transformer
   if (lowering::least_folded_tasks(model, plan) > static_cast<double>(RunOptions{}.max_tasks))
     return {std::nullopt, "every micro-batch simulated: the plan is past the task limit"};
   if (options.replay == ReplayMode::automatic) {
+    // Where the check fails the whole plan runs after the shortened one: worth it only when the
+    // shortened one is at most half of it.
+    if (2 * replay->simulated > replay->micro_batches)
+      return {std::nullopt, fmt::format("every micro-batch simulated: replay would run {} of {} (--replay on "
+                                        "replays anyway)",
+                                        replay->simulated, replay->micro_batches)};
     if (options.trace || options.report || options.dag)
       return {std::nullopt, "every micro-batch simulated: a trace, report or DAG shows them all (--replay on "
                             "replays anyway)"};
@@ -28,24 +35,18 @@ ReplayDecision decide_replay(const RunOptions& options, const model::Transformer
     if (tasks.full <= options.fold_above_tasks)
       return {std::nullopt,
               fmt::format("every micro-batch simulated: the full run has at most {} tasks", options.fold_above_tasks)};
+    // Every device simulated with its own speed, replicas that meet only at the end run at their
+    // own paces: the timeline as a whole does not repeat, and the check would refuse it.
+    const bool folds = decide_fold(options.fold, cluster, plan, tasks.full, options.fold_above_tasks).fold;
+    if (!folds && cluster.device.speed_variation.spread > 0 && plan.parallelism.data > 1 &&
+        plan.optimizer.sharding != model::OptimizerSharding::full)
+      return {std::nullopt, "every micro-batch simulated: unfolded replicas with speed variation run at their own "
+                            "paces (--replay on tries anyway)"};
   }
   return {replay, fmt::format("--replay {}: {} of {} micro-batches per replica simulated, the steady state's "
                               "period of {} repeated",
                               options.replay == ReplayMode::on ? "on" : "auto", replay->simulated,
                               replay->micro_batches, replay->period)};
-}
-
-ReplayMode parse_replay_mode(std::string_view text) {
-  std::string mode(text);
-  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (mode == "auto") return ReplayMode::automatic;
-  if (mode == "on") return ReplayMode::on;
-  if (mode == "off") return ReplayMode::off;
-  throw InputError(fmt::format("--replay: '{}' is not a replay mode; it accepts auto, on or off", text), "--replay",
-                   fmt::format("pass --replay auto (replay the steady state of runs over {} tasks, the default), "
-                               "--replay on (whenever the schedule allows) or --replay off (simulate every "
-                               "micro-batch)",
-                               RunOptions{}.fold_above_tasks));
 }
 
 } // namespace twocs::cli

@@ -4,10 +4,10 @@
 
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include <twocs/analysis/steady_state.hpp>
 #include <twocs/cost/operator_cost_model.hpp>
+#include <twocs/hardware/cluster.hpp>
 #include <twocs/model/transformer.hpp>
 
 #include "run_command.hpp"
@@ -20,13 +20,12 @@ struct ReplayDecision {
 };
 
 /// --replay off: never; on: whenever the schedule has a replayable steady state long enough
-/// (analysis::choose_replay); auto (the default): as on, for plans whose full run exceeds
-/// options.fold_above_tasks tasks and that write no trace, report or DAG (those show every
-/// micro-batch).
+/// (analysis::choose_replay); auto (the default): as on, where the shortened iteration is at
+/// most half the plan, the full run exceeds options.fold_above_tasks tasks, no trace, report or
+/// DAG is written (those show every micro-batch), and the replicas do not run at their own paces
+/// (unfolded, with speed variation and no per-micro-batch synchronisation between them).
 [[nodiscard]] ReplayDecision decide_replay(const RunOptions& options, const model::TransformerConfig& model,
-                                           const model::TrainingPlan& plan, const cost::OperatorCostModel& cost);
-
-/// The value of --replay (auto, on, off); throws InputError naming the flag, what it accepts and the fix.
-[[nodiscard]] ReplayMode parse_replay_mode(std::string_view text);
+                                           const model::TrainingPlan& plan, const hardware::ClusterSpec& cluster,
+                                           const cost::OperatorCostModel& cost);
 
 } // namespace twocs::cli

@@ -186,7 +186,7 @@ PlanRun simulate_plan(const RunOptions& options, const config::Scenario& scenari
 PlanRun simulate_replayed(const RunOptions& options, const config::Scenario& scenario, const model::TrainingPlan& plan,
                           const cost::OperatorCostModel& cost, ProgressReporter& progress, spdlog::logger& log,
                           analysis::Approximations::Replay& info) {
-  const ReplayDecision decision = decide_replay(options, scenario.workload.model, plan, cost);
+  const ReplayDecision decision = decide_replay(options, scenario.workload.model, plan, scenario.cluster, cost);
   info.reason = decision.reason;
   info.micro_batches = info.simulated = plan.micro_batches();
   if (!decision.plan) return simulate_plan(options, scenario, plan, cost, progress, log);
@@ -197,6 +197,9 @@ PlanRun simulate_replayed(const RunOptions& options, const config::Scenario& sce
   log.info("replaying the steady state: simulating {} of {} micro-batches per replica", replay.simulated,
            replay.micro_batches);
   PlanRun run = simulate_plan(shortened_options, scenario, analysis::shortened(plan, replay), cost, progress, log);
+  if (run.fold.reason.find("tasks") != std::string::npos) // the count is the shortened iteration's
+    run.fold.reason +=
+        fmt::format(" (in the {} of {} micro-batches per replica simulated)", replay.simulated, replay.micro_batches);
   std::string why_not;
   const auto measured = analysis::last_finishing_device(run.graph, run.timeline);
   if (auto steady = analysis::find_steady_state(run.graph, run.timeline, replay, measured, why_not)) {

@@ -78,6 +78,8 @@ struct RunOptions {
 /// The values of `--fold` and `--max-tasks` as typed on the command line. Throws InputError
 /// naming the flag, what it accepts and the fix.
 [[nodiscard]] FoldMode parse_fold_mode(std::string_view text);
+/// The value of `--replay` (auto, on, off), likewise.
+[[nodiscard]] ReplayMode parse_replay_mode(std::string_view text);
 [[nodiscard]] std::uint64_t parse_max_tasks(std::string_view text);
 
 /// The values of `--plan-search` (none, smallest, fastest) and `--plan-candidates` (a count from

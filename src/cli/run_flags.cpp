@@ -69,4 +69,17 @@ lowering::CollectiveLowering parse_collective_lowering(std::string_view text) {
                    "ring step a transfer) or coarse (one transfer per ring link)");
 }
 
+ReplayMode parse_replay_mode(std::string_view text) {
+  std::string mode(text);
+  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (mode == "auto") return ReplayMode::automatic;
+  if (mode == "on") return ReplayMode::on;
+  if (mode == "off") return ReplayMode::off;
+  throw InputError(fmt::format("--replay: '{}' is not a replay mode; it accepts auto, on or off", text), "--replay",
+                   fmt::format("pass --replay auto (replay the steady state of runs over {} tasks, the default), "
+                               "--replay on (whenever the schedule allows) or --replay off (simulate every "
+                               "micro-batch)",
+                               RunOptions{}.fold_above_tasks));
+}
+
 } // namespace twocs::cli

@@ -28,12 +28,14 @@ struct Run {
 };
 
 std::shared_ptr<Run> run(const std::optional<std::string>& workload, const std::optional<std::string>& platform,
-                         const std::vector<std::string>& overrides, const std::string& fold, bool ignore_memory) {
+                         const std::vector<std::string>& overrides, const std::string& fold, bool ignore_memory,
+                         const std::string& replay) {
   cli::RunOptions options;
   if (workload) options.workload = *workload;
   if (platform) options.platform = *platform;
   options.overrides = overrides;
   options.fold = cli::parse_fold_mode(fold);
+  options.replay = cli::parse_replay_mode(replay);
   options.ignore_memory = ignore_memory;
   options.quiet = true; // no progress bar; warnings still reach stderr (make_logger)
   const auto log = make_logger();
@@ -112,7 +114,7 @@ void bind_run(py::module_& module) {
       .def("timeline_columns", &timeline_columns, py::arg("devices") = py::none())
       .def_property_readonly("task_count", [](const Run& r) { return r.graph.size(); });
   module.def("run", &run, py::arg("workload"), py::arg("platform"), py::arg("overrides"), py::arg("fold"),
-             py::arg("ignore_memory"), "Simulates one iteration (twocs.run wraps it)");
+             py::arg("ignore_memory"), py::arg("replay"), "Simulates one iteration (twocs.run wraps it)");
 }
 
 } // namespace twocs::python

@@ -105,9 +105,9 @@ TEST_CASE("the shortened iteration keeps warm-up, three lags and three periods, 
 
 TEST_CASE("a replayed steady state reports what simulating every micro-batch reports") {
   const auto model = testing::gpt(8, 1024, 16, 1024);
-  SUBCASE("1F1B, replicas at their own speeds") {
-    auto plan = plan_of(2, 4, 2, 24);
-    auto cluster = cluster_of(8, 2);
+  SUBCASE("1F1B with speed variation, its stages at their own speeds") {
+    auto plan = plan_of(2, 4, 1, 24);
+    auto cluster = cluster_of(4, 2);
     cluster.device.speed_variation = {0.05, 3};
     check_same(replayed(model, plan, cluster), simulate(model, plan, plan, cluster).summary);
   }
@@ -123,6 +123,19 @@ TEST_CASE("a replayed steady state reports what simulating every micro-batch rep
     const auto cluster = cluster_of(2, 2);
     check_same(replayed(model, plan, cluster), simulate(model, plan, plan, cluster).summary);
   }
+}
+
+TEST_CASE("replicas that meet only at the iteration's end, each at its own speed, are not replayed") {
+  const auto model = testing::gpt(8, 1024, 16, 1024);
+  const auto plan = plan_of(2, 4, 2, 24);
+  auto cluster = cluster_of(8, 2);
+  cluster.device.speed_variation = {0.05, 3};
+  const auto replay = analysis::choose_replay(plan);
+  REQUIRE(replay);
+  Simulated s = simulate(model, analysis::shortened(plan, *replay), plan, cluster);
+  std::string why_not;
+  CHECK_FALSE(analysis::find_steady_state(s.graph, s.timeline, *replay, s.summary.measured_device, why_not));
+  CHECK(why_not.find("at their own paces") != std::string::npos);
 }
 
 TEST_CASE("a timeline that does not repeat is not replayed") {

@@ -3,6 +3,7 @@
 // run; a bad value names the flag.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,20 @@ TEST_CASE("--replay on reports the iteration of --replay off from fewer micro-ba
   CHECK(off["approximations"]["replay"]["replayed"] == false);
   CHECK(off["approximations"]["replay"]["reason"] == "--replay off");
   CHECK(off["approximations"]["replay"]["simulated_micro_batches"] == 48);
+}
+
+TEST_CASE("--replay on refuses replicas that run at their own paces and simulates every micro-batch") {
+  // Speed variation as shipped: each device its own draw, the two replicas meet only at the end.
+  twocs::test::TempDir dir("replay-paces");
+  auto args = plan("on", dir.file("on.json"));
+  const auto spread = std::find(args.begin(), args.end(), "device.speed_variation.spread=0");
+  REQUIRE(spread != args.end());
+  args.erase(spread - 1, spread + 1);
+  REQUIRE(run_command_line(args).code == 0);
+  const auto on = nlohmann::json::parse(twocs::test::read_text(dir.file("on.json")));
+  CHECK(on["approximations"]["replay"]["replayed"] == false);
+  CHECK(contains(on["approximations"]["replay"]["reason"].get<std::string>(), "at their own paces"));
+  CHECK(on["approximations"]["replay"]["simulated_micro_batches"] == 48);
 }
 
 TEST_CASE("--replay auto simulates every micro-batch of a run under 2M tasks") {

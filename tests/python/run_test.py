@@ -78,5 +78,21 @@ class Folding(unittest.TestCase):
         self.assertIn("--fold", str(raised.exception))
 
 
+class Replay(unittest.TestCase):
+    def test_a_replayed_run_matches_the_programs_and_every_micro_batch(self):
+        plan = {"model.layers": 8, "training.parallelism.pipeline": 4, "training.global_batch": 96,
+                "device.speed_variation.spread": 0}
+        args = [a for key, value in plan.items() for a in ("--set", f"{key}={value}")]
+        on = twocs.run(set=plan, replay="on")
+        self.assertTrue(on.approximations["replay"]["replayed"])
+        self.assertEqual(on.iteration_time_s, cli_summary(*args, "--replay", "on")["iteration_time_s"])
+        self.assertAlmostEqual(on.iteration_time_s, twocs.run(set=plan, replay="off").iteration_time_s, delta=1e-9)
+
+    def test_an_unknown_mode_is_an_input_error(self):
+        with self.assertRaises(twocs.InputError) as raised:
+            twocs.run(replay="sometimes")
+        self.assertIn("--replay", str(raised.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

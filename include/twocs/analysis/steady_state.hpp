@@ -43,14 +43,15 @@ struct ReplayPlan {
 struct SteadyState {
   units::Seconds period_time;
   units::Seconds window_start;
-  units::Seconds deviation; // the largest difference of any checked task's shift from period_time
+  units::Seconds deviation; // the largest difference of any checked task's shift from its device's period
 };
 
 /// Checks that the shortened run repeats: every task of the checked micro-batches has its twin
-/// (same device, kind, label, layer, pass, peer and step, and the same rank among such) one
-/// period later, shifted by one period time within a tolerance that bounds the extrapolated
-/// iteration's error by 1e-4 of it; and that the measured device's window is covered by those
-/// tasks alone. Nothing, with `why_not` set, otherwise.
+/// (same device, kind, label, layer, pass, peer and step, at the same place in the device's
+/// lowering order) one period later, shifted by its device's period within a tolerance that
+/// bounds the extrapolated iteration's error by 1e-4 of it; that every device repeats at the
+/// same period; and that the measured device's window holds only checked tasks. Nothing, with
+/// `why_not` set, otherwise.
 [[nodiscard]] std::optional<SteadyState> find_steady_state(const lowering::TaskGraph& graph,
                                                            const engine::Timeline& timeline, const ReplayPlan& replay,
                                                            lowering::DeviceId measured, std::string& why_not);

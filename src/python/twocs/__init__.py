@@ -98,15 +98,17 @@ class Result:
         return pd.DataFrame(self._summary["memory"]["stages"])
 
 
-def run(workload=None, platform=None, set=None, fold="auto", ignore_memory=False):
+def run(workload=None, platform=None, set=None, fold="auto", ignore_memory=False, replay="auto"):
     """Simulates one training iteration, like `twocs run`.
 
     workload, platform: YAML files (None: the embedded default scenario's). set: a dict of
     dotted keys to values (str, int, float, bool), each like `--set KEY=VALUE`. fold: "auto",
     "on" or "off", like `--fold`. ignore_memory: simulate a plan that does not fit in device
-    memory, like `--ignore-memory`. Raises InputError (bad input, an infeasible plan) and
-    OutOfMemoryError (the plan does not fit)."""
-    return Result(_twocs.run(_path(workload), _path(platform), _overrides(set), str(fold), bool(ignore_memory)))
+    memory, like `--ignore-memory`. replay: "auto", "on" or "off", like `--replay` (a replayed
+    run's timeline holds the micro-batches it simulated; approximations["replay"] says which).
+    Raises InputError (bad input, an infeasible plan) and OutOfMemoryError (the plan does not fit)."""
+    return Result(_twocs.run(_path(workload), _path(platform), _overrides(set), str(fold), bool(ignore_memory),
+                             str(replay)))
 
 
 def sweep(study_file, jobs=1, output=None, timeout=None, progress=False):
