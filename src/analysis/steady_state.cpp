@@ -156,8 +156,7 @@ std::optional<std::vector<double>> device_periods(const lowering::TaskGraph& gra
 std::optional<SteadyState> find_steady_state(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                              const ReplayPlan& replay, lowering::DeviceId measured,
                                              std::string& why_not) {
-  // Each device's period: replicas that share no link in the steady state (data parallelism
-  // without sharded weights) repeat independently, each at its own devices' speed.
+  // Each device's period, measured on its own; they must agree (below).
   double deviation = 0;
   const auto period = device_periods(graph, timeline, replay, deviation, why_not);
   if (!period) return std::nullopt;

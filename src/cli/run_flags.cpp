@@ -11,10 +11,19 @@
 #include <twocs/error.hpp>
 
 namespace twocs::cli {
+namespace {
+
+/// A flag's value as typed, in lower case: the choices are matched whatever the case.
+std::string lowered(std::string_view text) {
+  std::string value(text);
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return value;
+}
+
+} // namespace
 
 FoldMode parse_fold_mode(std::string_view text) {
-  std::string mode(text);
-  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string mode = lowered(text);
   if (mode == "auto") return FoldMode::automatic;
   if (mode == "on") return FoldMode::on;
   if (mode == "off") return FoldMode::off;
@@ -41,8 +50,7 @@ std::uint64_t parse_max_tasks(std::string_view text) {
 }
 
 std::string parse_plan_search(std::string_view text) {
-  std::string objective(text);
-  for (char& c : objective) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string objective = lowered(text);
   if (objective == "none" || objective == "smallest" || objective == "fastest") return objective;
   throw InputError(
       fmt::format("--plan-search: '{}' is not a search objective; it accepts none, smallest or fastest", text),
@@ -70,8 +78,7 @@ lowering::CollectiveLowering parse_collective_lowering(std::string_view text) {
 }
 
 ReplayMode parse_replay_mode(std::string_view text) {
-  std::string mode(text);
-  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string mode = lowered(text);
   if (mode == "auto") return ReplayMode::automatic;
   if (mode == "on") return ReplayMode::on;
   if (mode == "off") return ReplayMode::off;
