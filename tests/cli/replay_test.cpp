@@ -1,6 +1,7 @@
 // `twocs run --replay` (analysis/steady_state.hpp): the replayed run reports what simulating every
 // micro-batch does, says so in its summary and table, and is not chosen by `auto` for a small
-// run; a bad value names the flag.
+// run, a traced one, one it would not halve or unfolded replicas at their own speeds; a bad value
+// names the flag.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,7 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <twocs/config/scenario_loader.hpp>
+#include <twocs/cost/make_cost_model.hpp>
+
 #include "cli/cli_capture.hpp"
+#include "cli/replay_policy.hpp"
 
 namespace {
 
@@ -89,4 +94,37 @@ TEST_CASE("--replay names what it accepts") {
   CHECK(result.code == 2);
   CHECK(contains(result.err, "--replay: 'sometimes' is not a replay mode; it accepts auto, on or off"));
   CHECK(contains(result.err, "fix: pass --replay auto"));
+}
+
+TEST_CASE("--replay auto leaves out runs it would not halve, traced runs and unfolded replicas at their own speeds") {
+  // The default 13B with 4 stages and 64 micro-batches per replica: 15 of them would run.
+  const auto scenario = twocs::config::load_scenario(
+      {std::nullopt,
+       twocs::test::source_file("platforms/dgx-a100-80gb.yaml"),
+       {"training.parallelism.pipeline=4", "training.parallelism.data=2", "training.global_batch=256",
+        "cluster.nodes=8", "device.speed_variation.spread=0"}});
+  const auto cost = twocs::cost::make_cost_model(scenario.cluster.device);
+  const auto decide = [&](const twocs::cli::RunOptions& options, const twocs::config::Scenario& s) {
+    return twocs::cli::decide_replay(options, s.workload.model, s.workload.plan, s.cluster, *cost);
+  };
+  twocs::cli::RunOptions options;
+  options.fold_above_tasks = 1000; // this small plan stands for a large one
+  options.fold = twocs::cli::FoldMode::off;
+  const auto replays = decide(options, scenario);
+  REQUIRE(replays.plan);
+  CHECK(replays.plan->simulated == 15);
+  options.trace = "trace.json";
+  CHECK_FALSE(decide(options, scenario).plan);
+  CHECK(contains(decide(options, scenario).reason, "a trace, report or DAG"));
+  options.trace.reset();
+  auto varied = scenario;
+  varied.cluster.device.speed_variation.spread = 0.015;
+  CHECK(contains(decide(options, varied).reason, "at their own paces"));
+  options.fold = twocs::cli::FoldMode::on; // folded, every replica takes the same expected slowdown
+  CHECK(decide(options, varied).plan);
+  auto short_plan = scenario;
+  short_plan.workload.plan.global_batch = 96; // 24 micro-batches of 2: 15 is more than half
+  CHECK(contains(decide(options, short_plan).reason, "replay would run 15 of 24"));
+  options.replay = twocs::cli::ReplayMode::on;
+  CHECK(decide(options, short_plan).plan);
 }
