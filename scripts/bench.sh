@@ -6,7 +6,9 @@
 #                                            and against layers
 # Environment: BUILD (default build), TWOCS_BENCH_ARGS (extra flags for every `twocs run`, e.g.
 # --collective-lowering step for the exact rings), TWOCS_BENCH_COLLBENCH_ARGS (flags of D's
-# collbench; default --collective-lowering auto). `coarse`: ring collectives lowered coarse.
+# collbench; default --collective-lowering auto). `coarse`: ring collectives lowered coarse;
+# `replayed`: micro-batches simulated of the plan's when the steady state was replayed (--replay,
+# the default auto; TWOCS_BENCH_ARGS="--replay off" simulates every one), else "-".
 # Peak memory is /usr/bin/time -v's "Maximum resident set size".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -25,24 +27,30 @@ measure() {
   local json="$tmp/summary.json" status=0
   rm -f "$json"
   /usr/bin/time -v -o "$tmp/time.txt" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt" || status=$?
-  local wall rss tasks fold coarse
+  local wall rss tasks fold coarse replayed
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$tmp/time.txt")
   rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$tmp/time.txt")
-  tasks="-"; fold="-"; coarse="-"
+  tasks="-"; fold="-"; coarse="-"; replayed="-"
   if [[ -s "$json" ]]; then
     tasks=$(sed -n 's/.*"simulated_tasks": *\([0-9]*\).*/\1/p' "$json" | head -1)
     fold=$(tr -d '\n ' <"$json" | sed -n 's/.*"approximations":{"folded":\(true\|false\).*/\1/p')
     [[ -n "$fold" ]] || fold="-"
     coarse=$(sed -n 's/.*"coarse_collectives": *\([0-9]*\).*/\1/p' "$json" | head -1)
     [[ -n "$coarse" ]] || coarse="-"
+    if tr -d '\n ' <"$json" | grep -q '"replay":{"replayed":true'; then
+      replayed="$(sed -n 's/.*"simulated_micro_batches": *\([0-9]*\).*/\1/p' "$json" | head -1)/$(sed -n 's/.*"micro_batches": *\([0-9]*\).*/\1/p' "$json" | head -1)"
+    fi
   fi
   local rate="-"
   [[ "$tasks" != "-" && -n "$tasks" ]] && rate=$(awk -v t="$tasks" -v w="$wall" 'BEGIN {printf "%.0f", t / (w > 0 ? w : 1)}')
   [[ $status -eq 0 ]] || { fold="exit $status"; tail -2 "$tmp/err.txt" >&2; }
-  printf '%-28s %9.2f %10s %12s %12s  %-6s %s\n' "$name" "$wall" "$rss" "${tasks:--}" "$rate" "$fold" "$coarse"
+  printf '%-28s %9.2f %10s %12s %12s  %-6s %7s %s\n' "$name" "$wall" "$rss" "${tasks:--}" "$rate" "$fold" "$coarse" \
+    "$replayed"
 }
 
-header() { printf '%-28s %9s %10s %12s %12s  %-6s %s\n' scenario wall_s max_rss_MB tasks tasks_per_s folded coarse; }
+header() {
+  printf '%-28s %9s %10s %12s %12s  %-6s %7s %s\n' scenario wall_s max_rss_MB tasks tasks_per_s folded coarse replayed
+}
 
 # A `twocs run` with the flags every row shares (an array: /usr/bin/time runs programs, not functions).
 run=("$twocs" run --quiet --ignore-memory --json "$tmp/summary.json")
