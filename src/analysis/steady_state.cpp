@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <twocs/analysis/breakdown.hpp>
+#include <twocs/analysis/summarize.hpp>
 
 namespace twocs::analysis {
 namespace {
@@ -205,12 +206,8 @@ void add_left_out_periods(Summary& summary, const lowering::TaskGraph& graph, co
   }
   summary.comm_busy += w.comm_busy * k;
   summary.host_wait += host_wait_between(graph, timeline, summary.measured_device, from, to) * k;
-  const double compute_and_comm = (summary.breakdown.compute + summary.comm_busy).value();
-  summary.comm_fraction = compute_and_comm > 0 ? summary.comm_busy.value() / compute_and_comm : 0.0;
-  summary.exposed_comm_fraction = summary.breakdown.exposed_comm / summary.iteration_time;
-  const double slower = before / summary.iteration_time; // the same model FLOPs over a longer time
-  summary.model_flops_per_device = summary.model_flops_per_device * slower;
-  summary.mfu *= slower;
+  derive_rates(summary);
+  summary.mfu *= before / summary.iteration_time; // the same model FLOPs over a longer time
 }
 
 } // namespace twocs::analysis

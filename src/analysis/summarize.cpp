@@ -69,6 +69,14 @@ AlgorithmCounts count_algorithms(const lowering::TaskGraph& graph) {
 
 } // namespace
 
+void derive_rates(Summary& s) {
+  const double compute_and_comm = (s.breakdown.compute + s.comm_busy).value();
+  s.comm_fraction = compute_and_comm > 0 ? s.comm_busy.value() / compute_and_comm : 0.0;
+  s.exposed_comm_fraction = s.iteration_time.value() > 0 ? s.breakdown.exposed_comm / s.iteration_time : 0.0;
+  if (s.iteration_time.value() > 0)
+    s.model_flops_per_device = s.model_flops / (s.iteration_time * static_cast<double>(s.world_size));
+}
+
 Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                   const model::TransformerConfig& model, const model::TrainingPlan& plan,
                   const hardware::ClusterSpec& cluster, const MemorySummary& memory) {
@@ -91,12 +99,9 @@ Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& time
   s.overlapped_comm_by_group = d.overlapped_by_group;
   s.comm_busy = d.comm_busy;
   s.host_wait = host_wait(graph, timeline, s.measured_device);
-  const double compute_and_comm = (s.breakdown.compute + s.comm_busy).value();
-  s.comm_fraction = compute_and_comm > 0 ? s.comm_busy.value() / compute_and_comm : 0.0;
-  s.exposed_comm_fraction = s.iteration_time.value() > 0 ? s.breakdown.exposed_comm / s.iteration_time : 0.0;
   s.model_flops = model::model_flops_per_iteration(model, plan);
+  derive_rates(s);
   if (s.iteration_time.value() > 0) {
-    s.model_flops_per_device = s.model_flops / (s.iteration_time * static_cast<double>(s.world_size));
     const auto peak = cluster.device.peak(plan.dtype);
     assert(peak && "validated: the device lists a peak for the training dtype");
     s.mfu = s.model_flops_per_device / *peak;

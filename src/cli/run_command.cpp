@@ -6,10 +6,7 @@
 #include "replay_policy.hpp"
 #include "trace_options.hpp"
 
-#include <cctype>
-#include <charconv>
 #include <chrono>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -188,7 +185,6 @@ PlanRun simulate_replayed(const RunOptions& options, const config::Scenario& sce
                           analysis::Approximations::Replay& info) {
   const ReplayDecision decision = decide_replay(options, scenario.workload.model, plan, scenario.cluster, cost);
   info.reason = decision.reason;
-  info.micro_batches = info.simulated = plan.micro_batches();
   if (!decision.plan) return simulate_plan(options, scenario, plan, cost, progress, log);
   const analysis::ReplayPlan& replay = *decision.plan;
   RunOptions shortened_options = options;

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,24 @@
 
 namespace twocs::report {
 namespace {
+
+/// The approximations a run used, "; " between them, or that it used none.
+std::string approximations_line(const analysis::Approximations& a) {
+  std::vector<std::string> parts;
+  if (a.folded) parts.push_back(fmt::format("folded replicas ({})", a.fold_reason));
+  if (a.coarse_collectives > 0)
+    parts.push_back(
+        fmt::format("coarse rings x{} (--collective-lowering {})", a.coarse_collectives, a.collective_lowering));
+  if (a.replay.replayed)
+    parts.push_back(fmt::format("steady state replayed: {} of {} micro-batches simulated, {} periods of {} (--replay)",
+                                a.replay.simulated, a.replay.micro_batches,
+                                (a.replay.micro_batches - a.replay.simulated) / a.replay.period,
+                                units::to_string(a.replay.period_time)));
+  if (parts.empty()) return "none (every device simulated)";
+  std::string line = parts.front();
+  for (std::size_t i = 1; i < parts.size(); ++i) line += "; " + parts[i];
+  return line;
+}
 
 using Out = fmt::memory_buffer;
 
@@ -145,22 +164,7 @@ std::string summary_table(const analysis::Summary& s) {
   if (s.simulated_devices > 0 && s.simulated_devices < s.world_size)
     row(out, "folded replicas",
         fmt::format("{} of {} devices simulated (the rest mirror them)", s.simulated_devices, s.world_size));
-  std::string approximations =
-      s.approximations.folded
-          ? fmt::format("folded replicas ({})", s.approximations.fold_reason)
-          : std::string(s.approximations.coarse_collectives > 0 ? "" : "none (every device simulated)");
-  if (s.approximations.coarse_collectives > 0)
-    approximations += fmt::format("{}coarse rings x{} (--collective-lowering {})", approximations.empty() ? "" : "; ",
-                                  s.approximations.coarse_collectives, s.approximations.collective_lowering);
-  if (s.approximations.replay.replayed) {
-    const auto& r = s.approximations.replay;
-    if (approximations.starts_with("none")) approximations.clear();
-    approximations +=
-        fmt::format("{}steady state replayed: {} of {} micro-batches simulated, {} periods of {} (--replay)",
-                    approximations.empty() ? "" : "; ", r.simulated, r.micro_batches,
-                    (r.micro_batches - r.simulated) / r.period, units::to_string(r.period_time));
-  }
-  row(out, "approximations", approximations);
+  row(out, "approximations", approximations_line(s.approximations));
   row(out, "wall time", units::to_string(s.wall_time));
   return fmt::to_string(out);
 }

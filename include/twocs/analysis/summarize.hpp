@@ -21,6 +21,10 @@ void require_fit(const MemorySummary& memory);
 [[nodiscard]] Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                 const model::TransformerConfig& model, const model::TrainingPlan& plan,
                                 const hardware::ClusterSpec& cluster, const MemorySummary& memory);
+/// Sets what derives from the iteration time and the measured device's breakdown: comm_fraction,
+/// exposed_comm_fraction and model_flops_per_device (summarize, and a replayed steady state's
+/// longer iteration: steady_state.hpp). MFU is left to the caller, who knows the peak.
+void derive_rates(Summary& s);
 /// The same, computing the memory summary.
 [[nodiscard]] Summary summarize(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                 const model::TransformerConfig& model, const model::TrainingPlan& plan,
