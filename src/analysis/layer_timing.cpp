@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 #include <string_view>
+#include <vector>
 
 #include <twocs/engine/simulate.hpp>
 #include <twocs/lowering/lower_iteration.hpp>
@@ -26,17 +27,28 @@ bool in_moe_block(std::string_view label) {
 LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& timeline, std::int32_t layer,
                       LayerPart part) {
   constexpr double never = std::numeric_limits<double>::infinity();
-  double start[2] = {never, never};
+  // Per pass: each device's first start, and the last finish of any device.
+  std::vector<double> first[2] = {std::vector<double>(graph.device_count(), never),
+                                  std::vector<double>(graph.device_count(), never)};
   double finish[2] = {0, 0};
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     const auto& task = graph.task(id);
     if (task.layer != layer || task.is_host()) continue; // the device's span, not the host's launches
     if (part == LayerPart::moe && !in_moe_block(graph.label(task.label))) continue;
     const int backward = task.pass == model::Pass::forward ? 0 : 1;
-    start[backward] = std::min(start[backward], timeline.tasks[id].start.value());
+    double& device_first = first[backward][task.device];
+    device_first = std::min(device_first, timeline.tasks[id].start.value());
     finish[backward] = std::max(finish[backward], timeline.tasks[id].finish.value());
   }
-  const auto span = [&](int i) { return units::Seconds(start[i] == never ? 0.0 : finish[i] - start[i]); };
+  // From the moment the last device begins the layer: a harness starts it on devices that a
+  // barrier or the exchange before it has aligned, so the skew their speeds built up over the
+  // embedding or the output layer before it is not the layer's time.
+  const auto span = [&](int i) {
+    double start = -never;
+    for (const double t : first[i])
+      if (t != never) start = std::max(start, t);
+    return units::Seconds(start == -never ? 0.0 : finish[i] - start);
+  };
   return {span(0), span(1)};
 }
 
@@ -53,6 +65,11 @@ LayerTimes time_one_layer(model::TransformerConfig model, model::TrainingPlan pl
   plan.parallelism.stage_layers.clear();
   plan.parallelism.data = one_layer_replicas(plan);
   plan.global_batch = plan.micro_batch * plan.parallelism.data;
+  // The layer alone, as the harnesses time it (Korthikanti et al.'s layer profile; Megatron-LM's
+  // moe_perf/__main__.py runs a bare MoELayer, no DDP wrapper): no gradient reduction of the
+  // replicas runs under its backward. Reduced after the backward, the embedding's, head's and
+  // layer's gradients stay outside the span layer_span measures.
+  plan.overlap.dp_grad_reduce = false;
   // One stage: the interleaved and dualpipe schedules are 1F1B (zb-h1 is 1F1B on its first stage).
   if (plan.pipeline_schedule == model::PipelineSchedule::interleaved_one_f_one_b ||
       plan.pipeline_schedule == model::PipelineSchedule::dualpipe)

@@ -35,3 +35,20 @@ TEST_CASE("an MoE block's span lies inside its layer's, on the eight replicas it
   const double expert_flops = 2.0 * (2.0 * 8192 * 14336 * 4096);
   CHECK(block.forward.value() > expert_flops / 989e12);
 }
+
+TEST_CASE("an MoE block's span does not depend on the head: no replica's gradient reduction runs under it") {
+  // moe_perf times a bare MoELayer (no DDP wrapper, no output layer). A four times larger
+  // vocabulary makes the head's gradient reduction over the eight replicas four times longer; if
+  // it ran under the block's backward it would share the NVLink with the token exchanges and
+  // slow the expert GEMMs it overlaps.
+  auto workload =
+      config::parse_workload(config::read_input(source("workloads/validation/moe-perf-deepseek-proxy.yaml")));
+  const auto cluster = config::parse_platform(config::read_input(source("platforms/dgx-h100.yaml")));
+  const auto cost = cost::make_cost_model(cluster.device);
+  workload.plan.parallelism.expert_dispatcher = model::ExpertDispatcher::deepep;
+  const auto small = analysis::time_one_layer(workload.model, workload.plan, cluster, *cost, analysis::LayerPart::moe);
+  workload.model.vocab *= 4;
+  const auto large = analysis::time_one_layer(workload.model, workload.plan, cluster, *cost, analysis::LayerPart::moe);
+  CHECK(large.forward.value() == doctest::Approx(small.forward.value()).epsilon(1e-9));
+  CHECK(large.backward.value() == doctest::Approx(small.backward.value()).epsilon(1e-9));
+}

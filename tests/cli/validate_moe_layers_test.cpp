@@ -27,31 +27,35 @@ namespace {
 /// -24% / -3% -> -15% / +4%, Mixtral -28% / -14% -> -25% / -13%; 13.7% -> 13.2%.
 /// With DeepEP's fused permute-and-pad in FP8 (4 host synchronisations, its memsets): DeepSeek
 /// -16% / +4% -> -11% / +6%, Mixtral -34% / -17% -> -30% / -17%; 13.2% -> 12.9%.
+/// Timing the layer as the harness runs it (2026-12-05: no replica's gradient reduction under its
+/// backward, and from the moment the last device begins it): the backward rows lose the slow side
+/// that reduction gave them (DeepSeek BF16 +9% .. +20% -> -10% .. 0%); every row but one fast;
+/// 12.9% -> 14.9%.
 const std::map<std::string, double> errors = {
-    {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", -0.1043},
-    {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", 0.0923},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.1492},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", 0.0432},
-    {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", 0.0040},
-    {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", 0.1614},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.1085},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", 0.0576},
-    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 forward", 0.0582},
-    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 backward", 0.1958},
-    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", -0.0102},
-    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 backward", 0.1603},
-    {"moe-perf-mixtral-a2a-tp1ep8-bf16 forward", -0.1535},
-    {"moe-perf-mixtral-a2a-tp1ep8-bf16 backward", -0.0507},
-    {"moe-perf-mixtral-a2a-tp1ep8-fp8 forward", -0.2499},
-    {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.1273},
-    {"moe-perf-mixtral-deepep-tp1ep8-bf16 forward", -0.2129},
-    {"moe-perf-mixtral-deepep-tp1ep8-bf16 backward", -0.0713},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.3033},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.1660},
-    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 forward", -0.1598},
-    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 backward", -0.0577},
-    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 forward", -0.2657},
-    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 backward", -0.1379},
+    {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", -0.1201},
+    {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", -0.1000},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.1596},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.1559},
+    {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", -0.0159},
+    {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", -0.0308},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.1215},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", -0.1448},
+    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 forward", 0.0410},
+    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 backward", -0.0022},
+    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", -0.0216},
+    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 backward", -0.0662},
+    {"moe-perf-mixtral-a2a-tp1ep8-bf16 forward", -0.1629},
+    {"moe-perf-mixtral-a2a-tp1ep8-bf16 backward", -0.1452},
+    {"moe-perf-mixtral-a2a-tp1ep8-fp8 forward", -0.2577},
+    {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.2370},
+    {"moe-perf-mixtral-deepep-tp1ep8-bf16 forward", -0.2217},
+    {"moe-perf-mixtral-deepep-tp1ep8-bf16 backward", -0.1637},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.3105},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.2723},
+    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 forward", -0.1650},
+    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 backward", -0.1515},
+    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 forward", -0.2689},
+    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 backward", -0.2484},
 };
 
 constexpr double margin = 0.005;
@@ -69,5 +73,5 @@ TEST_CASE("every MoE layer row stays within 0.5 points of its pinned signed erro
     CHECK(row["kind"].get<std::string>() == "layer");
     CHECK(std::fabs(row["error"].get<double>() - errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.1292) <= margin);
+  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.1493) <= margin);
 }

@@ -130,15 +130,15 @@ const std::map<std::string, double> pinned = {{"megatron-sc21-t1-1.7b", -0.0920}
                                               {"megatron-sc21-t1-310.1b", -0.0035},
                                               {"bloom-176b-production", -0.0782},
                                               {"korthikanti-t4-22b-no-recompute forward", 0.0033},
-                                              {"korthikanti-t4-22b-no-recompute backward", 0.0135},
+                                              {"korthikanti-t4-22b-no-recompute backward", -0.0047},
                                               {"korthikanti-t4-22b-sequence-parallel forward", -0.0096},
-                                              {"korthikanti-t4-22b-sequence-parallel backward", -0.0068},
+                                              {"korthikanti-t4-22b-sequence-parallel backward", -0.0251},
                                               {"korthikanti-t4-22b-full-recompute forward", 0.0033},
-                                              {"korthikanti-t4-22b-full-recompute backward", 0.0146},
+                                              {"korthikanti-t4-22b-full-recompute backward", 0.0035},
                                               {"korthikanti-t4-22b-selective-recompute forward", 0.0033},
-                                              {"korthikanti-t4-22b-selective-recompute backward", -0.0018},
+                                              {"korthikanti-t4-22b-selective-recompute backward", -0.0182},
                                               {"korthikanti-t4-22b-selective-and-sequence-parallel forward", -0.0096},
-                                              {"korthikanti-t4-22b-selective-and-sequence-parallel backward", -0.0201}};
+                                              {"korthikanti-t4-22b-selective-and-sequence-parallel backward", -0.0366}};
 constexpr double pin_margin = 0.005;
 
 /// Every row within the bars, and within half a point of its pinned signed error.

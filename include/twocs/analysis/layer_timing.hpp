@@ -25,7 +25,8 @@ struct LayerTimes {
   units::Seconds backward; // span of its recompute and backward kernels and collectives
 };
 
-/// The spans of `layer`'s tasks on a simulated timeline: forward, and recompute plus backward.
+/// The spans of `layer`'s tasks on a simulated timeline, forward and recompute plus backward: each
+/// from the moment the last device begins it to the end of its last task on any device.
 [[nodiscard]] LayerTimes layer_span(const lowering::TaskGraph& graph, const engine::Timeline& timeline,
                                     std::int32_t layer, LayerPart part = LayerPart::layer);
 
@@ -37,7 +38,8 @@ struct LayerTimes {
 /// for one micro-batch on one pipeline stage and one data-parallel replica: the iteration
 /// lowering of a one-layer model, simulated on `cluster`, measured with layer_span. With expert
 /// parallelism, as many data-parallel replicas as the expert group needs, each with its own
-/// micro-batch (moe_perf runs EP 8 on 8 GPUs with 4,096 tokens each).
+/// micro-batch (moe_perf runs EP 8 on 8 GPUs with 4,096 tokens each), whose gradients are reduced
+/// after the backward: no reduction runs under the layer, as in a harness that times it alone.
 [[nodiscard]] LayerTimes time_one_layer(model::TransformerConfig model, model::TrainingPlan plan,
                                         const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost,
                                         LayerPart part = LayerPart::layer);
