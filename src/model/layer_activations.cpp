@@ -49,7 +49,11 @@ void add_moe_units(ActivationUnits& u, const TransformerConfig& m, const Recompu
   const double h = as_double(m.hidden);
   const double copies = as_double(m.moe->top_k) * m.moe->load_imbalance;
   const double expert_ffn = as_double(m.moe->expert_ffn_hidden);
-  const double routed = copies * e + ffn_units(m, expert_ffn, copies);
+  // Non-gated experts weight the activation's output by the probabilities unfused, and the
+  // product saves that output for backward beside fc1's output and fc2's input (experts.py,
+  // bias_act_func; moe_expert_activation.cpp).
+  const double weighted = m.ffn_kind == FfnKind::gelu ? copies * e * expert_ffn / h : 0;
+  const double routed = copies * e + ffn_units(m, expert_ffn, copies) + weighted;
   const double shared = m.moe->shared_experts > 0 ? ffn_units(m, as_double(m.moe->shared_experts) * expert_ffn, 1) : 0;
   const double routed_fp8 = copies * (e + e * expert_ffn / h) / 2; // fc1 and fc2 inputs per copy, halved
   u.split += routed + shared;
@@ -61,8 +65,8 @@ void add_moe_units(ActivationUnits& u, const TransformerConfig& m, const Recompu
     u.fp8_split -= routed_fp8;
     return;
   }
-  if (discarded.moe_act) { // fc2's input per routed copy
-    u.split -= copies * e * expert_ffn / h;
+  if (discarded.moe_act) { // fc2's input per routed copy, and the weighted activation's input
+    u.split -= copies * e * expert_ffn / h + weighted;
     u.fp8_split -= copies * e * expert_ffn / h / 2;
   }
   if (discarded.shared_experts) u.split -= shared;

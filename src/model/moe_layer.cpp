@@ -26,6 +26,7 @@
 #include "layer_graph.hpp"
 #include "memory_bound_costs.hpp"
 #include "moe_dispatch_metadata.hpp"
+#include "moe_expert_activation.hpp"
 #include "moe_fp8.hpp"
 #include "op_builders.hpp"
 
@@ -185,10 +186,9 @@ bool preprocess_in_graph(const LayerShape& shape) {
   return shape.expert_dispatcher == ExpertDispatcher::all_to_all && !(shape.model.moe->capacity_factor > 0);
 }
 
-ComputeOp experts_activation_forward(const LayerShape& shape, const MoeDims& d, Pass pass) {
-  const auto& m = shape.model;
-  const double act = as_double(d.expert_rows) * as_double(m.moe->expert_ffn_hidden) * as_double(d.local_experts);
-  return ffn_activation_forward("moe.experts", m.ffn_kind, shape.kernels, pass, shape.dtype, act);
+/// The experts' activation values on the rank: the busiest expert's rows on each local expert.
+double activation_elements(const LayerShape& shape, const MoeDims& d) {
+  return as_double(d.expert_rows) * as_double(shape.model.moe->expert_ffn_hidden) * as_double(d.local_experts);
 }
 
 } // namespace
@@ -210,10 +210,11 @@ double busiest_expert_tokens(const LayerShape& shape) {
   return moe.capacity_factor > 0 ? std::min(skewed, mean * moe.capacity_factor) : skewed;
 }
 
-ComputeOp moe_activation_forward(const LayerShape& shape, Pass pass) {
-  ComputeOp op = experts_activation_forward(shape, moe_dims(shape), pass);
-  op.graph = LayerGraph::excluded; // the experts' rows follow the token counts
-  return op;
+void add_moe_activation_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
+  const std::size_t from = steps.size();
+  add_expert_activation_forward(steps, shape, activation_elements(shape, moe_dims(shape)), pass);
+  for (auto it = steps.begin() + static_cast<std::ptrdiff_t>(from); it != steps.end(); ++it)
+    std::get<ComputeOp>(*it).graph = LayerGraph::excluded; // the experts' rows follow the token counts
 }
 
 void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
@@ -258,7 +259,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   add_expert_quantize(steps, shape, rows, "moe.experts.fc1.fp8_quantize", pass, m.hidden);
   steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d,
                                moe_kernels::chunk_sort(shape.expert_dispatcher, pass, false)));
-  steps.push_back(experts_activation_forward(shape, d, pass));
+  add_expert_activation_forward(steps, shape, activation_elements(shape, d), pass);
   add_expert_quantize(steps, shape, rows, "moe.experts.fc2.fp8_quantize", pass, moe.expert_ffn_hidden);
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
   steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d,
@@ -324,8 +325,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   fc2w.grad_params = E * f * m.hidden;
   fc2w.expert_grads = true;
   wgrad.push_back(std::move(fc2w));
-  const double act = as_double(d.expert_rows) * as_double(f) * as_double(E);
-  steps.push_back(ffn_activation_backward("moe.experts", m.ffn_kind, shape.kernels, shape.dtype, act));
+  add_expert_activation_backward(steps, shape, activation_elements(shape, d));
   add_fp8_padding(steps, shape, rows, "moe.experts.probs.fp8_pad.bwd", bwd, true);
   add_expert_quantize(steps, shape, rows, "moe.experts.fc1.grad.fp8_quantize", bwd, d.fc1_columns);
   steps.push_back(grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(),

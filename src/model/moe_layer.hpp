@@ -18,9 +18,10 @@ void add_dense_ffn_fc1_backward(StepSequence& steps, const LayerShape& shape);
 
 void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
 void add_moe_backward(StepSequence& steps, const LayerShape& shape);
-/// The experts' activation between the grouped fc1 and fc2 (what Megatron-Core's `moe_act`
-/// recomputation re-runs: moe/experts.py, the activation checkpoint of TEGroupedMLP).
-[[nodiscard]] ComputeOp moe_activation_forward(const LayerShape& shape, Pass pass);
+/// The experts' activation between the grouped fc1 and fc2, with the weighting by the routing
+/// probabilities (what Megatron-Core's `moe_act` recomputation re-runs: moe/experts.py, the
+/// activation checkpoint of TEGroupedMLP around bias_act_func).
+void add_moe_activation_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
 /// The shared experts' MLP, every token once (none without shared experts).
 void add_shared_experts_forward(StepSequence& steps, const LayerShape& shape, Pass pass);
 

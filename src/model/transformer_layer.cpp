@@ -182,7 +182,7 @@ void add_selective_recompute(StepSequence& steps, const LayerShape& shape, const
   } else if (modules.moe) {
     detail::add_moe_forward(steps, shape, Pass::recompute);
   } else {
-    if (modules.moe_act) steps.push_back(detail::moe_activation_forward(shape, Pass::recompute));
+    if (modules.moe_act) detail::add_moe_activation_forward(steps, shape, Pass::recompute);
     if (modules.shared_experts) detail::add_shared_experts_forward(steps, shape, Pass::recompute);
   }
 }

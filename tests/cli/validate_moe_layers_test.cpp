@@ -30,32 +30,34 @@ namespace {
 /// Timing the layer as the harness runs it (2026-12-05: no replica's gradient reduction under its
 /// backward, and from the moment the last device begins it): the backward rows lose the slow side
 /// that reduction gave them (DeepSeek BF16 +9% .. +20% -> -10% .. 0%); every row but one fast;
-/// 12.9% -> 14.9%.
+/// 12.9% -> 14.9%. With the experts' unfused probability weighting (GeLU experts: an fp32
+/// product and a cast back each way, experts.py bias_act_func): BF16 Mixtral -16% .. -22% -> -11%
+/// .. +5%, DeepSeek -12% .. +4% -> -8% .. +10%; FP8 -2% .. -31% -> -18% .. +5%; 14.9% -> 6.6%.
 const std::map<std::string, double> errors = {
-    {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", -0.1201},
-    {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", -0.1000},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.1596},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.1559},
-    {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", -0.0159},
-    {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", -0.0308},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.1215},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", -0.1448},
-    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 forward", 0.0410},
-    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 backward", -0.0022},
-    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", -0.0216},
-    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 backward", -0.0662},
-    {"moe-perf-mixtral-a2a-tp1ep8-bf16 forward", -0.1629},
-    {"moe-perf-mixtral-a2a-tp1ep8-bf16 backward", -0.1452},
-    {"moe-perf-mixtral-a2a-tp1ep8-fp8 forward", -0.2577},
-    {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.2370},
-    {"moe-perf-mixtral-deepep-tp1ep8-bf16 forward", -0.2217},
-    {"moe-perf-mixtral-deepep-tp1ep8-bf16 backward", -0.1637},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.3105},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.2723},
-    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 forward", -0.1650},
-    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 backward", -0.1515},
-    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 forward", -0.2689},
-    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 backward", -0.2484},
+    {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", -0.0770},
+    {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", -0.0173},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.1192},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.0702},
+    {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", 0.0382},
+    {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", 0.0650},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.0707},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", -0.0439},
+    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 forward", 0.0979},
+    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 backward", 0.0964},
+    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", 0.0380},
+    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 backward", 0.0466},
+    {"moe-perf-mixtral-a2a-tp1ep8-bf16 forward", -0.0398},
+    {"moe-perf-mixtral-a2a-tp1ep8-bf16 backward", 0.0508},
+    {"moe-perf-mixtral-a2a-tp1ep8-fp8 forward", -0.1172},
+    {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.0094},
+    {"moe-perf-mixtral-deepep-tp1ep8-bf16 forward", -0.1069},
+    {"moe-perf-mixtral-deepep-tp1ep8-bf16 backward", 0.0281},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.1807},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.0517},
+    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 forward", -0.0425},
+    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 backward", 0.0431},
+    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 forward", -0.1250},
+    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 backward", -0.0192},
 };
 
 constexpr double margin = 0.005;
@@ -73,5 +75,5 @@ TEST_CASE("every MoE layer row stays within 0.5 points of its pinned signed erro
     CHECK(row["kind"].get<std::string>() == "layer");
     CHECK(std::fabs(row["error"].get<double>() - errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.1493) <= margin);
+  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.0665) <= margin);
 }
