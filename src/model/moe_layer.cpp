@@ -79,12 +79,11 @@ ComputeOp grouped(ComputeOp op, const MoeDims& d) {
 /// multi_stream_cublas_gemm): one kernel per local expert (host_work.hpp).
 constexpr std::int64_t grouped_linear_streams = 4;
 
-ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape, const MoeDims& d,
-                       std::int64_t other_kernels = 0) {
+ComputeOp grouped_gemm(std::string name, Pass pass, Dtype dtype, GemmShape shape, const MoeDims& d) {
   shape.streams = grouped_linear_streams;
   ComputeOp op = batched_gemm(std::move(name), pass, dtype, shape);
   op.kind = OpKind::gemm;
-  op.host_launches = kernels_host_work(d.local_experts + other_kernels);
+  op.host_launches = kernels_host_work(d.local_experts);
   return grouped(std::move(op), d);
 }
 
@@ -102,6 +101,27 @@ void add_all_to_all(StepSequence& steps, const LayerShape& shape, const MoeDims&
     op.routing = TokenRouting{size_of(as_double(d.tokens) * as_double(shape.model.hidden), shape.dtype),
                               shape.model.moe->experts, shape.model.moe->top_k, d.skew};
   steps.push_back(std::move(op));
+}
+
+/// The all-to-all dispatcher's second permutation (token_dispatcher.py at cf39a4d,
+/// MoEAlltoAllTokenDispatcher dispatch_postprocess and combine_preprocess: sort_chunks_by_idxs,
+/// one fused kernel with --moe-permute-fusion): with more than one local expert the received rows
+/// arrive grouped by source rank and are sorted by local expert before fc1 (with their fp32
+/// probabilities) and back after fc2; autograd runs the inverse sort of each in backward. Each
+/// reads and writes every row the rank received (without expert parallelism too, where the order
+/// it restores is the permutation's). DeepEP and HybridEP receive them sorted.
+void add_chunk_sort(StepSequence& steps, const LayerShape& shape, const MoeDims& d, const char* name, Pass pass,
+                    bool after_experts) {
+  const std::int64_t kernels = moe_kernels::chunk_sort(shape.expert_dispatcher, pass, after_experts);
+  if (kernels == 0 || d.local_experts <= 1) return; // sort_chunks_by_idxs runs for num_local_experts > 1
+  const double h = as_double(shape.model.hidden);
+  const bool probabilities = !after_experts && pass != Pass::backward;
+  const double bytes = kernel_bytes::permute(shape.dtype) + (probabilities ? 2 * 4.0 / h : 0.0); // fp32 probs per row
+  ComputeOp sort = memory_bound(name, OpKind::elementwise, pass, shape.dtype,
+                                as_double(d.expert_rows) * as_double(d.local_experts) * h, bytes, 0);
+  sort.kernels = static_cast<std::int32_t>(kernels);
+  sort.host_launches = kernels_host_work(kernels);
+  steps.push_back(std::move(sort));
 }
 
 LayerShape shared_expert_shape(const LayerShape& shape) {
@@ -254,17 +274,17 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   release_gather(steps, gather);
   append(steps, shared.under_dispatch);
   const GemmShape fc1{d.expert_rows, d.fc1_columns, m.hidden, d.local_experts};
+  add_chunk_sort(steps, shape, d, "moe.dispatch.sort_chunks", pass, false);
   add_fp8_padding(steps, shape, rows, "moe.experts.fp8_pad", pass, false);
   add_fp8_padding(steps, shape, rows, "moe.experts.probs.fp8_pad", pass, true);
   add_expert_quantize(steps, shape, rows, "moe.experts.fc1.fp8_quantize", pass, m.hidden);
-  steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d,
-                               moe_kernels::chunk_sort(shape.expert_dispatcher, pass, false)));
+  steps.push_back(grouped_gemm("moe.experts.fc1", pass, shape.linear_dtype(), fc1, d));
   add_expert_activation_forward(steps, shape, activation_elements(shape, d), pass);
   add_expert_quantize(steps, shape, rows, "moe.experts.fc2.fp8_quantize", pass, moe.expert_ffn_hidden);
   const GemmShape fc2{d.expert_rows, m.hidden, moe.expert_ffn_hidden, d.local_experts};
-  steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d,
-                               moe_kernels::chunk_sort(shape.expert_dispatcher, pass, true)));
+  steps.push_back(grouped_gemm("moe.experts.fc2", pass, shape.linear_dtype(), fc2, d));
   add_fp8_padding(steps, shape, rows, "moe.experts.fp8_unpad", pass, false);
+  add_chunk_sort(steps, shape, d, "moe.combine.unsort_chunks", pass, true);
   add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass, compute_ops(shared.under_combine));
   append(steps, shared.under_combine);
   // Unpermute: weighted sum of the k copies back into token order.
@@ -317,10 +337,10 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   // fc2: dX = dY W^T and dW = X^T dY per expert, each with the forward's FLOPs.
   StepSequence delayed_wgrad; // under the dispatch's backward all-to-all (expert_wgrad_overlap)
   StepSequence& wgrad = shape.expert_wgrad_overlap ? delayed_wgrad : steps;
+  add_chunk_sort(steps, shape, d, "moe.combine.unsort_chunks.bwd", bwd, true);
   add_fp8_padding(steps, shape, rows, "moe.experts.fp8_unpad.bwd", bwd, false);
   add_expert_quantize(steps, shape, rows, "moe.experts.fc2.grad.fp8_quantize", bwd, m.hidden);
-  steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d,
-                               moe_kernels::chunk_sort(shape.expert_dispatcher, bwd, true)));
+  steps.push_back(grouped_gemm("moe.experts.fc2.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, f, m.hidden, E}, d));
   ComputeOp fc2w = grouped_gemm("moe.experts.fc2.wgrad", bwd, shape.linear_dtype(), {f, m.hidden, d.expert_rows, E}, d);
   fc2w.grad_params = E * f * m.hidden;
   fc2w.expert_grads = true;
@@ -328,9 +348,8 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   add_expert_activation_backward(steps, shape, activation_elements(shape, d));
   add_fp8_padding(steps, shape, rows, "moe.experts.probs.fp8_pad.bwd", bwd, true);
   add_expert_quantize(steps, shape, rows, "moe.experts.fc1.grad.fp8_quantize", bwd, d.fc1_columns);
-  steps.push_back(grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(),
-                               {d.expert_rows, m.hidden, d.fc1_columns, E}, d,
-                               moe_kernels::chunk_sort(shape.expert_dispatcher, bwd, false)));
+  steps.push_back(
+      grouped_gemm("moe.experts.fc1.dgrad", bwd, shape.linear_dtype(), {d.expert_rows, m.hidden, d.fc1_columns, E}, d));
   add_fp8_padding(steps, shape, rows, "moe.experts.fp8_pad.bwd", bwd, false);
   ComputeOp fc1w =
       grouped_gemm("moe.experts.fc1.wgrad", bwd, shape.linear_dtype(), {m.hidden, d.fc1_columns, d.expert_rows, E}, d);
@@ -340,6 +359,7 @@ void add_moe_backward(StepSequence& steps, const LayerShape& shape) {
   // Megatron-Core launches the shared fc1's backward right after the dispatch's (its autograd
   // sequence number, shared_experts.py), then the delayed wgrad (moe_layer.py,
   // _RegisterDelayedWgradForExperts); both run while the all-to-all is in flight.
+  add_chunk_sort(steps, shape, d, "moe.dispatch.sort_chunks.bwd", bwd, false);
   StepSequence under_dispatch = shared.under_dispatch;
   append(under_dispatch, delayed_wgrad);
   add_deepep_fp8_permute(steps, shape, rows, bwd);

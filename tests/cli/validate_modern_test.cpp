@@ -101,6 +101,9 @@ using twocs::test::TempDir;
 /// memory +24.5% / +22.9% -> -8.1% / -10.5%, the mean 10.62% -> 8.01%; its kernels read the
 /// 16-bit logits where the fused cross entropy moved fp32: -3.3% / -4.6% -> -6.0% / -7.3%, the
 /// mean 12.39% -> 12.56%.
+/// The all-to-all dispatcher's sort of the received chunks by local expert and back (a pass over
+/// them each way, 2026-12-05): Qwen3-235B TP 2 EP 8 PP 32 -27.0% -> -25.1%, Megatron-Bridge's
+/// Qwen3-235B FP8 -24.4% -> -24.2%; 12.56% -> 12.49%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0099},
@@ -111,13 +114,13 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4957},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1346},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2633},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2697},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2513},
                                                         {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0833},
                                                         {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0651},
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0346},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0195},
                                                         {"mcore-qwen3-235b-gb200-256gpu", -0.1832},
-                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2445},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2423},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3842},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0468},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.0311},
@@ -170,7 +173,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1256) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1249) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
 }

@@ -33,11 +33,14 @@ namespace {
 /// 12.9% -> 14.9%. With the experts' unfused probability weighting (GeLU experts: an fp32
 /// product and a cast back each way, experts.py bias_act_func): BF16 Mixtral -16% .. -22% -> -11%
 /// .. +5%, DeepSeek -12% .. +4% -> -8% .. +10%; FP8 -2% .. -31% -> -18% .. +5%; 14.9% -> 6.6%.
+/// With the all-to-all dispatcher's sort of the received chunks by local expert and back (a pass
+/// each way; DeepSeek's four local experts, Mixtral's one needs none): DeepSeek all-to-all BF16
+/// -8% / -2% -> +2% / +5%, FP8 -12% / -7% -> -3% / 0%; 6.6% -> 5.9%.
 const std::map<std::string, double> errors = {
-    {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", -0.0770},
-    {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", -0.0173},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.1192},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.0702},
+    {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", 0.0238},
+    {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", 0.0502},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.0250},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.0004},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", 0.0382},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", 0.0650},
     {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.0707},
@@ -75,5 +78,5 @@ TEST_CASE("every MoE layer row stays within 0.5 points of its pinned signed erro
     CHECK(row["kind"].get<std::string>() == "layer");
     CHECK(std::fabs(row["error"].get<double>() - errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.0665) <= margin);
+  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.0588) <= margin);
 }

@@ -182,9 +182,12 @@ TEST_CASE("the host issues one GEMM per local expert, the router's kernels and, 
   const auto bf16 = transformer_layer_forward(shape);
   const auto* fc1 = find_step(bf16, "moe.experts.fc1");
   REQUIRE(fc1);
-  // 16 GEMMs and, with the all-to-all dispatcher, the 2 kernels sorting the received chunks.
-  CHECK(fc1->host_launches == doctest::Approx(1 + share * (16 + 2 - 1)));
-  CHECK(find_step(bf16, "moe.experts.fc2")->host_launches == doctest::Approx(1 + share * (16 + 3 - 1)));
+  // 16 GEMMs; with the all-to-all dispatcher the received chunks' sort (2 kernels) and unsort (3)
+  // are ops of their own.
+  CHECK(fc1->host_launches == doctest::Approx(1 + share * (16 - 1)));
+  CHECK(find_step(bf16, "moe.experts.fc2")->host_launches == doctest::Approx(1 + share * (16 - 1)));
+  CHECK(find_step(bf16, "moe.dispatch.sort_chunks")->host_launches == doctest::Approx(1 + share * (2 - 1)));
+  CHECK(find_step(bf16, "moe.combine.unsort_chunks")->host_launches == doctest::Approx(1 + share * (3 - 1)));
   const auto* topk = find_step(bf16, "moe.router.topk");
   REQUIRE(topk);
   // Fused top-k, aux-loss scores, token counts, the fused aux loss (2 and a memset), its logging (2).
@@ -282,4 +285,43 @@ TEST_CASE("in FP8 DeepEP's fused permute-and-pad synchronises the host 4 times, 
   CHECK(count(hybrid, "moe.permute.fp8_sync") == 0);
   CHECK_FALSE(find_step(hybrid, "moe.permute.fp8_pad"));
   CHECK(count(hybrid, "moe.dispatch.host_sync") == 1);
+}
+
+TEST_CASE("the all-to-all dispatcher sorts the received chunks by local expert and back, a pass over them each") {
+  const auto m = qwen3_235b();
+  LayerShape shape = moe_shape(m, 8); // 16 local experts of 4096 x 8 x 8 / 128 = 2,048 rows each
+  const double rows = 16 * 4096.0 * 8 * 8 / 128, h = 4096;
+  const auto forward = transformer_layer_forward(shape);
+  const auto backward = transformer_layer_backward(shape);
+  const auto* sort = find_step(forward, "moe.dispatch.sort_chunks");
+  const auto* unsort = find_step(forward, "moe.combine.unsort_chunks");
+  REQUIRE(sort);
+  REQUIRE(unsort);
+  // Read and write every received row (2 bytes a value), the sort with its fp32 probability.
+  CHECK(sort->bytes.value() == doctest::Approx(rows * (h * 2 * 2 + 2 * 4)));
+  CHECK(unsort->bytes.value() == doctest::Approx(rows * h * 2 * 2));
+  for (const char* name : {"moe.combine.unsort_chunks.bwd", "moe.dispatch.sort_chunks.bwd"}) {
+    INFO(name);
+    const auto* op = find_step(backward, name);
+    REQUIRE(op);
+    CHECK(op->bytes.value() == doctest::Approx(rows * h * 2 * 2));
+  }
+  // Around the experts: after the dispatch and before fc1, after fc2 and before the combine.
+  using twocs::testing::step_index;
+  CHECK(step_index(forward, "moe.dispatch.all_to_all") < step_index(forward, "moe.dispatch.sort_chunks"));
+  CHECK(step_index(forward, "moe.dispatch.sort_chunks") < step_index(forward, "moe.experts.fc1"));
+  CHECK(step_index(forward, "moe.experts.fc2") < step_index(forward, "moe.combine.unsort_chunks"));
+  CHECK(step_index(forward, "moe.combine.unsort_chunks") < step_index(forward, "moe.combine.all_to_all"));
+  CHECK(step_index(backward, "moe.combine.bwd.all_to_all") < step_index(backward, "moe.combine.unsort_chunks.bwd"));
+  CHECK(step_index(backward, "moe.combine.unsort_chunks.bwd") < step_index(backward, "moe.experts.fc2.dgrad"));
+  CHECK(step_index(backward, "moe.experts.fc1.dgrad") < step_index(backward, "moe.dispatch.sort_chunks.bwd"));
+  CHECK(step_index(backward, "moe.dispatch.sort_chunks.bwd") < step_index(backward, "moe.dispatch.bwd.all_to_all"));
+  // DeepEP receives them sorted; one local expert needs no sort. Without expert parallelism the
+  // dispatcher still sorts (token_dispatcher.py: only num_local_experts > 1 decides).
+  shape.expert_dispatcher = ExpertDispatcher::deepep;
+  CHECK_FALSE(find_step(transformer_layer_forward(shape), "moe.dispatch.sort_chunks"));
+  auto one = m;
+  one.moe->experts = 8;
+  CHECK_FALSE(find_step(transformer_layer_forward(moe_shape(one, 8)), "moe.dispatch.sort_chunks"));
+  CHECK(find_step(transformer_layer_forward(moe_shape(m, 1)), "moe.dispatch.sort_chunks"));
 }

@@ -75,10 +75,12 @@ TEST_CASE("shared-expert overlap runs fc1 under the dispatch and fc2 under the c
   const auto m = shared_moe();
   const auto plain = transformer_layer_forward(overlap_shape(m, false, false));
   const auto steps = transformer_layer_forward(overlap_shape(m, true, false));
-  // fc1 and its SwiGLU between the dispatch and the routed experts; the dispatch lets both run.
+  // fc1 and its SwiGLU between the dispatch and the routed experts, before the received chunks'
+  // sort (dispatch_postprocess runs the shared fc1 first); the dispatch lets both run.
   const auto under_dispatch = kernels_between(steps, "moe.dispatch.all_to_all", "moe.experts.fc1");
-  REQUIRE(under_dispatch.size() == 2);
+  REQUIRE(under_dispatch.size() == 3);
   CHECK(under_dispatch.front() == "mlp.fc1");
+  CHECK(under_dispatch.back() == "moe.dispatch.sort_chunks");
   CHECK(collective_named(steps, "moe.dispatch.all_to_all").overlapped_ops == 2);
   // The shared all-gather (sequence parallelism) is issued before the permutation and lets it
   // and the host's wait for the token counts run before fc1 needs it.
@@ -104,7 +106,7 @@ TEST_CASE("shared-expert overlap runs fc2's gradients under the combine's and fc
   const auto plain = transformer_layer_backward(overlap_shape(m, false, false));
   const auto steps = transformer_layer_backward(overlap_shape(m, true, false));
   const auto under_combine = kernels_between(steps, "moe.combine.bwd.all_to_all", "moe.experts.fc2.dgrad");
-  CHECK(under_combine == std::vector<std::string>{"mlp.fc2.dgrad", "mlp.fc2.wgrad"});
+  CHECK(under_combine == std::vector<std::string>{"mlp.fc2.dgrad", "mlp.fc2.wgrad", "moe.combine.unsort_chunks.bwd"});
   CHECK(collective_named(steps, "moe.combine.bwd.all_to_all").overlapped_ops == 2);
   // fc2's output-gradient all-gather goes first, under the unpermutation's backward.
   CHECK(kernels_between(steps, "mlp.fc2.all_gather", "mlp.fc2.dgrad") == std::vector<std::string>{"moe.unpermute.bwd"});
@@ -128,9 +130,12 @@ TEST_CASE("delayed expert weight gradients run under the dispatch's backward all
   CHECK(kernels_between(steps, "moe.dispatch.bwd.all_to_all", "moe.permute.bwd") ==
         std::vector<std::string>{"moe.experts.fc2.wgrad", "moe.experts.fc1.wgrad"});
   CHECK(collective_named(steps, "moe.dispatch.bwd.all_to_all").overlapped_ops == 2);
-  // The input gradients still run back to back before the all-to-all (it needs fc1's dgrad).
-  CHECK(kernels_between(steps, "moe.experts.fc2.dgrad", "moe.dispatch.bwd.all_to_all").back() ==
-        "moe.experts.fc1.dgrad");
+  // The input gradients still run back to back before the all-to-all (it needs fc1's dgrad, then
+  // the inverse of the chunks' sort).
+  const auto before = kernels_between(steps, "moe.experts.fc2.dgrad", "moe.dispatch.bwd.all_to_all");
+  REQUIRE(before.size() >= 2);
+  CHECK(before[before.size() - 2] == "moe.experts.fc1.dgrad");
+  CHECK(before.back() == "moe.dispatch.sort_chunks.bwd");
   CHECK(collective_named(plain, "moe.dispatch.bwd.all_to_all").overlapped_ops == 0);
   CHECK(sorted_names(steps) == sorted_names(plain));
   // With shared experts as well: the shared fc1's backward first, then the delayed gradients.
