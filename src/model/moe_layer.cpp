@@ -127,6 +127,7 @@ void add_chunk_sort(StepSequence& steps, const LayerShape& shape, const MoeDims&
 LayerShape shared_expert_shape(const LayerShape& shape) {
   LayerShape s = shape;
   s.moe_ffn = false;
+  s.shared_experts = true;
   s.model.ffn_hidden = shape.model.moe->shared_experts * shape.model.moe->expert_ffn_hidden;
   return s;
 }

@@ -53,7 +53,8 @@ namespace detail {
 void add_dense_ffn_fc1_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const auto& m = shape.model;
   const LayerDims d = dims_of(shape);
-  detail::add_fp8_quantize(steps, shape, "mlp.fc1", pass, d.norm_elements, detail::Fp8Source::norm, true);
+  const auto source = shape.shared_experts ? detail::Fp8Source::standalone : detail::Fp8Source::norm;
+  detail::add_fp8_quantize(steps, shape, "mlp.fc1", pass, d.norm_elements, source, true);
   detail::add_gathered_gemm(steps, shape, d, "mlp.fc1", pass, [&](std::int64_t rows) {
     return detail::linear_forward("mlp.fc1", shape.linear_dtype(), rows, m.hidden, d.ffn_in_local);
   });

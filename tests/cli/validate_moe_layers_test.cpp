@@ -36,18 +36,20 @@ namespace {
 /// With the all-to-all dispatcher's sort of the received chunks by local expert and back (a pass
 /// each way; DeepSeek's four local experts, Mixtral's one needs none): DeepSeek all-to-all BF16
 /// -8% / -2% -> +2% / +5%, FP8 -12% / -7% -> -3% / 0%; 6.6% -> 5.9%.
+/// The shared expert's own FP8 quantization of fc1's input (no norm fused into it): the FP8
+/// DeepSeek forwards 0.5-0.7 points slower.
 const std::map<std::string, double> errors = {
     {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", 0.0238},
     {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", 0.0502},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.0250},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.0202},
     {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.0004},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", 0.0382},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", 0.0650},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.0707},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.0647},
     {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", -0.0439},
     {"moe-perf-deepseek-hybridep-tp1ep8-bf16 forward", 0.0979},
     {"moe-perf-deepseek-hybridep-tp1ep8-bf16 backward", 0.0964},
-    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", 0.0380},
+    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", 0.0450},
     {"moe-perf-deepseek-hybridep-tp1ep8-fp8 backward", 0.0466},
     {"moe-perf-mixtral-a2a-tp1ep8-bf16 forward", -0.0398},
     {"moe-perf-mixtral-a2a-tp1ep8-bf16 backward", 0.0508},
@@ -78,5 +80,5 @@ TEST_CASE("every MoE layer row stays within 0.5 points of its pinned signed erro
     CHECK(row["kind"].get<std::string>() == "layer");
     CHECK(std::fabs(row["error"].get<double>() - errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.0588) <= margin);
+  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.0586) <= margin);
 }

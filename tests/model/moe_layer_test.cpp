@@ -325,3 +325,19 @@ TEST_CASE("the all-to-all dispatcher sorts the received chunks by local expert a
   CHECK_FALSE(find_step(transformer_layer_forward(moe_shape(one, 8)), "moe.dispatch.sort_chunks"));
   CHECK(find_step(transformer_layer_forward(moe_shape(m, 1)), "moe.dispatch.sort_chunks"));
 }
+
+TEST_CASE("in FP8 the shared experts quantize fc1's input themselves: no norm is fused into their fc1") {
+  auto m = qwen3_235b();
+  m.moe->shared_experts = 1;
+  LayerShape shape = moe_shape(m, 8);
+  shape.fp8_linear = true;
+  shape.fp8_recipe = TrainingPlan::Fp8Recipe::blockwise;
+  const auto forward = transformer_layer_forward(shape);
+  const auto* cast = find_step(forward, "mlp.fc1.fp8_cast");
+  REQUIRE(cast);
+  // Every token once (no sequence parallelism here): read 2 bytes, write 1, over 4,096 x h.
+  CHECK(cast->bytes.value() == doctest::Approx(4096.0 * 4096 * (2 + 1)));
+  // A dense layer's fc1 takes its input from the norm fused in front of it (LayerNormLinear).
+  shape.moe_ffn = false;
+  CHECK_FALSE(find_step(transformer_layer_forward(shape), "mlp.fc1.fp8_cast"));
+}

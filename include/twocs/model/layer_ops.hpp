@@ -25,7 +25,11 @@ struct LayerShape {
   KernelFusion kernels = KernelFusion::fused;           // eager: PyTorch eager's separate kernels
   LossKernel loss = LossKernel::eager;                  // compiled: the output head's cross entropy compiled
   std::int64_t expert = 1;                              // ep: expert-parallel degree (experts per rank = experts / ep)
-  bool moe_ffn = false;        // this layer's FFN is the model's mixture of experts (model.moe)
+  bool moe_ffn = false; // this layer's FFN is the model's mixture of experts (model.moe)
+  /// This dense FFN is a MoE layer's shared experts: a column-parallel fc1 without the norm fused
+  /// in (Megatron-Core moe_module_specs.py: backend.column_parallel_linear()), so under FP8 its
+  /// input is quantized by a kernel of its own.
+  bool shared_experts = false;
   bool full_attention = false; // this layer ignores model.sliding_window (model.full_attention_every)
   /// FP8 training as Transformer Engine runs it (training.dtype: fp8; docs/simulation.md, "FP8"):
   /// the linear layers' GEMMs take FP8 inputs at the FP8 peak, everything else (activations,
