@@ -9,6 +9,7 @@
 #include <twocs/model/layer_ops.hpp>
 
 #include "support/modern_models.hpp"
+#include "support/moe_layer_shape.hpp"
 #include "support/step_lookup.hpp"
 
 using namespace twocs::model;
@@ -27,12 +28,8 @@ LayerGraph graph_at(const StepSequence& steps, const std::string& name) {
 }
 
 LayerShape moe_shape(ExpertDispatcher dispatcher = ExpertDispatcher::all_to_all) {
-  LayerShape shape;
-  shape.model = twocs::testing::qwen3_235b();
-  shape.moe_ffn = true;
-  shape.expert = 8;
+  LayerShape shape = twocs::testing::moe_layer_shape(twocs::testing::qwen3_235b(), 8);
   shape.expert_dispatcher = dispatcher;
-  shape.attention = AttentionKernel::fused;
   return shape;
 }
 

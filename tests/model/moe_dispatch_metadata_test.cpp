@@ -9,6 +9,7 @@
 #include <twocs/model/layer_ops.hpp>
 
 #include "support/modern_models.hpp"
+#include "support/moe_layer_shape.hpp"
 #include "support/step_lookup.hpp"
 
 using namespace twocs::model;
@@ -21,11 +22,7 @@ using twocs::testing::step_index;
 using twocs::testing::step_name;
 
 LayerShape hybridep_shape(std::int64_t expert, ExpertDispatcher dispatcher = ExpertDispatcher::hybridep) {
-  LayerShape shape;
-  shape.model = qwen3_235b();
-  shape.moe_ffn = true;
-  shape.expert = expert;
-  shape.attention = AttentionKernel::fused;
+  LayerShape shape = twocs::testing::moe_layer_shape(qwen3_235b(), expert);
   shape.expert_dispatcher = dispatcher;
   return shape;
 }

@@ -12,6 +12,7 @@
 #include <twocs/model/layer_ops.hpp>
 
 #include "support/modern_models.hpp"
+#include "support/moe_layer_shape.hpp"
 #include "support/step_lookup.hpp"
 
 using namespace twocs::model;
@@ -40,21 +41,12 @@ TransformerConfig mixtral_proxy() {
   return m;
 }
 
-LayerShape moe_shape(const TransformerConfig& m, std::int64_t expert) {
-  LayerShape shape;
-  shape.model = m;
-  shape.moe_ffn = true;
-  shape.expert = expert;
-  shape.attention = AttentionKernel::fused;
-  return shape;
-}
-
 constexpr double elements = 8192.0 * 14336; // rows x expert_ffn_hidden on the rank
 
 } // namespace
 
 TEST_CASE("GeLU experts weight their activation by the fp32 probabilities unfused: a product and a cast") {
-  const auto shape = moe_shape(mixtral_proxy(), 8);
+  const auto shape = twocs::testing::moe_layer_shape(mixtral_proxy(), 8);
   const auto forward = transformer_layer_forward(shape);
   const auto* gelu = find_step(forward, "moe.experts.gelu");
   const auto* weight = find_step(forward, "moe.experts.probs_weight");
@@ -87,7 +79,7 @@ TEST_CASE("GeLU experts weight their activation by the fp32 probabilities unfuse
 }
 
 TEST_CASE("SwiGLU experts weight inside their fused kernel: no product or cast of their own") {
-  const auto shape = moe_shape(twocs::testing::qwen3_235b(), 8);
+  const auto shape = twocs::testing::moe_layer_shape(twocs::testing::qwen3_235b(), 8);
   const auto forward = transformer_layer_forward(shape);
   const auto backward = transformer_layer_backward(shape);
   CHECK(find_step(forward, "moe.experts.swiglu"));
@@ -99,7 +91,7 @@ TEST_CASE("SwiGLU experts weight inside their fused kernel: no product or cast o
 
 TEST_CASE("recomputing moe_act re-runs the activation with its weighting, whose product keeps y for backward") {
   const auto m = mixtral_proxy();
-  const auto shape = moe_shape(m, 8);
+  const auto shape = twocs::testing::moe_layer_shape(m, 8);
   RecomputeModules act = no_recompute_modules();
   act.moe_act = true;
   const auto steps = transformer_layer_recompute(shape, Recompute::selective, act);

@@ -10,6 +10,7 @@
 #include <twocs/model/parameters.hpp>
 
 #include "support/modern_models.hpp"
+#include "support/moe_layer_shape.hpp"
 #include "support/step_lookup.hpp"
 
 using namespace twocs::model;
@@ -19,15 +20,6 @@ namespace {
 using twocs::testing::find_collective;
 using twocs::testing::find_step;
 using twocs::testing::qwen3_235b;
-
-LayerShape moe_shape(const TransformerConfig& m, std::int64_t expert = 1) {
-  LayerShape shape;
-  shape.model = m;
-  shape.moe_ffn = true;
-  shape.expert = expert;
-  shape.attention = AttentionKernel::fused;
-  return shape;
-}
 
 } // namespace
 
@@ -47,7 +39,7 @@ TEST_CASE("Qwen3-235B-A22B model FLOPs per token at s = 4096 match the published
 
 TEST_CASE("grouped expert GEMMs run tokens x top_k / experts rows per expert") {
   const auto m = qwen3_235b();
-  const auto steps = transformer_layer_forward(moe_shape(m));
+  const auto steps = transformer_layer_forward(twocs::testing::moe_layer_shape(m));
   const auto* fc1 = find_step(steps, "moe.experts.fc1");
   REQUIRE(fc1);
   CHECK(fc1->gemm->m == 4096 * 8 / 128);
@@ -62,8 +54,8 @@ TEST_CASE("grouped expert GEMMs run tokens x top_k / experts rows per expert") {
 TEST_CASE("load skew makes the busiest expert-parallel rank work longer, not the model bigger") {
   auto m = qwen3_235b();
   m.moe->load_imbalance = 1.5;
-  const auto balanced_steps = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
-  const auto skewed_steps = transformer_layer_forward(moe_shape(m, 8));
+  const auto balanced_steps = transformer_layer_forward(twocs::testing::moe_layer_shape(qwen3_235b(), 8));
+  const auto skewed_steps = transformer_layer_forward(twocs::testing::moe_layer_shape(m, 8));
   const auto* balanced = find_step(balanced_steps, "moe.experts.fc1");
   const auto* skewed = find_step(skewed_steps, "moe.experts.fc1");
   REQUIRE(balanced);
@@ -75,10 +67,10 @@ TEST_CASE("load skew makes the busiest expert-parallel rank work longer, not the
   CHECK(skewed->model_flops().value() == doctest::Approx(balanced->model_flops().value()));
   // A capacity factor drops the tokens beyond it (Fedus et al. 2022, Eq. 3).
   m.moe->capacity_factor = 1.25;
-  const auto capped = transformer_layer_forward(moe_shape(m, 8));
+  const auto capped = transformer_layer_forward(twocs::testing::moe_layer_shape(m, 8));
   CHECK(find_step(capped, "moe.experts.fc1")->gemm->m == 2560);
   // With every expert on one rank, skew moves load between its experts only.
-  const auto one_rank = transformer_layer_forward(moe_shape(m, 1));
+  const auto one_rank = transformer_layer_forward(twocs::testing::moe_layer_shape(m, 1));
   CHECK(find_step(one_rank, "moe.experts.fc1")->gemm->m == 256);
 }
 
@@ -86,18 +78,18 @@ TEST_CASE("load skew makes the busiest rank receive its experts' extra tokens, u
   const auto dispatch = [](const StepSequence& steps) { return find_collective(steps, "moe.dispatch.all_to_all"); };
   auto m = qwen3_235b();
   m.moe->load_imbalance = 1.5;
-  const auto balanced = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
-  const auto skewed = transformer_layer_forward(moe_shape(m, 8));
+  const auto balanced = transformer_layer_forward(twocs::testing::moe_layer_shape(qwen3_235b(), 8));
+  const auto skewed = transformer_layer_forward(twocs::testing::moe_layer_shape(m, 8));
   REQUIRE(dispatch(balanced));
   REQUIRE(dispatch(skewed));
   // 4096 tokens x top-8 x h 4096 x 2 bytes, and 1.5 times that at the busiest rank.
   CHECK(dispatch(balanced)->size.value() == doctest::Approx(4096.0 * 8 * 4096 * 2));
   CHECK(dispatch(skewed)->size.value() == doctest::Approx(1.5 * 4096.0 * 8 * 4096 * 2));
   m.moe->capacity_factor = 1.25; // tokens beyond the capacity are dropped, not sent
-  CHECK(dispatch(transformer_layer_forward(moe_shape(m, 8)))->size.value() ==
+  CHECK(dispatch(transformer_layer_forward(twocs::testing::moe_layer_shape(m, 8)))->size.value() ==
         doctest::Approx(1.25 * 4096.0 * 8 * 4096 * 2));
   // DeepEP: the busiest rank's and node's shares of the tokens scale alike, up to every token.
-  auto deepep = moe_shape(qwen3_235b(), 8);
+  auto deepep = twocs::testing::moe_layer_shape(qwen3_235b(), 8);
   deepep.expert_dispatcher = ExpertDispatcher::deepep;
   auto routing = *dispatch(transformer_layer_forward(deepep))->routing;
   CHECK(routing.load_imbalance == 1.0);
@@ -112,8 +104,8 @@ TEST_CASE("load skew makes the busiest rank receive its experts' extra tokens, u
 }
 
 TEST_CASE("expert parallelism dispatches and combines T k h elements per rank by all-to-all") {
-  const auto forward = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
-  const auto backward = transformer_layer_backward(moe_shape(qwen3_235b(), 8));
+  const auto forward = transformer_layer_forward(twocs::testing::moe_layer_shape(qwen3_235b(), 8));
+  const auto backward = transformer_layer_backward(twocs::testing::moe_layer_shape(qwen3_235b(), 8));
   const auto count = [](const StepSequence& steps) {
     int n = 0;
     for (const auto& step : steps)
@@ -127,12 +119,12 @@ TEST_CASE("expert parallelism dispatches and combines T k h elements per rank by
   };
   CHECK(count(forward) == 2);
   CHECK(count(backward) == 2);
-  const auto alone = transformer_layer_forward(moe_shape(qwen3_235b(), 1));
+  const auto alone = transformer_layer_forward(twocs::testing::moe_layer_shape(qwen3_235b(), 1));
   for (const auto& step : alone) CHECK_FALSE(std::holds_alternative<CollectiveOp>(step));
 }
 
 TEST_CASE("the all-to-all dispatcher all-gathers per-expert token counts and waits on the host before dispatch") {
-  const auto forward = transformer_layer_forward(moe_shape(qwen3_235b(), 8));
+  const auto forward = transformer_layer_forward(twocs::testing::moe_layer_shape(qwen3_235b(), 8));
   std::size_t counts = forward.size(), sync = forward.size(), dispatch = forward.size();
   for (std::size_t i = 0; i < forward.size(); ++i) {
     if (const auto* c = std::get_if<CollectiveOp>(&forward[i])) {
@@ -155,16 +147,17 @@ TEST_CASE("the all-to-all dispatcher all-gathers per-expert token counts and wai
   CHECK(counts + 1 == sync);
   CHECK(sync + 1 == dispatch);
   // Backward reuses the forward's split sizes: no second exchange.
-  for (const auto& step : transformer_layer_backward(moe_shape(qwen3_235b(), 8)))
+  for (const auto& step : transformer_layer_backward(twocs::testing::moe_layer_shape(qwen3_235b(), 8)))
     if (const auto* c = std::get_if<CollectiveOp>(&step)) CHECK(c->kind == Collective::all_to_all);
   // One rank holds every expert (ep = 1): nothing to exchange.
-  CHECK_FALSE(find_step(transformer_layer_forward(moe_shape(qwen3_235b(), 1)), "moe.dispatch.host_sync"));
+  CHECK_FALSE(
+      find_step(transformer_layer_forward(twocs::testing::moe_layer_shape(qwen3_235b(), 1)), "moe.dispatch.host_sync"));
 }
 
 TEST_CASE("shared experts run as a dense MLP, experts per rank divide the parameters") {
   auto m = qwen3_235b();
   m.moe->shared_experts = 1;
-  const auto steps = transformer_layer_forward(moe_shape(m));
+  const auto steps = transformer_layer_forward(twocs::testing::moe_layer_shape(m));
   const auto* shared = find_step(steps, "mlp.fc1");
   REQUIRE(shared);
   CHECK(shared->gemm->n == 2 * 1536);
@@ -178,7 +171,7 @@ TEST_CASE("shared experts run as a dense MLP, experts per rank divide the parame
 TEST_CASE("the host issues one GEMM per local expert, the router's kernels and, in FP8, the experts' quantizations") {
   const auto m = qwen3_235b();
   const double share = 0.55; // each further kernel over one nn.Linear forward (platforms/measured/host-launch.csv)
-  LayerShape shape = moe_shape(m, 8); // 128 / 8 = 16 local experts
+  LayerShape shape = twocs::testing::moe_layer_shape(m, 8); // 128 / 8 = 16 local experts
   const auto bf16 = transformer_layer_forward(shape);
   const auto* fc1 = find_step(bf16, "moe.experts.fc1");
   REQUIRE(fc1);
@@ -225,7 +218,7 @@ TEST_CASE("the host issues one GEMM per local expert, the router's kernels and, 
 
 TEST_CASE("in FP8 the all-to-all dispatcher's experts copy their rows into and out of padded buffers") {
   const auto m = qwen3_235b();
-  LayerShape shape = moe_shape(m, 8); // 16 local experts, the all-to-all dispatcher
+  LayerShape shape = twocs::testing::moe_layer_shape(m, 8); // 16 local experts, the all-to-all dispatcher
   CHECK_FALSE(find_step(transformer_layer_forward(shape), "moe.experts.fp8_pad")); // BF16: none
   shape.fp8_linear = true;
   shape.fp8_recipe = TrainingPlan::Fp8Recipe::tensorwise;
@@ -255,7 +248,7 @@ TEST_CASE("in FP8 the all-to-all dispatcher's experts copy their rows into and o
 
 TEST_CASE("in FP8 DeepEP's fused permute-and-pad synchronises the host 4 times, and HybridEP's pads without") {
   const auto m = qwen3_235b();
-  LayerShape shape = moe_shape(m, 8);
+  LayerShape shape = twocs::testing::moe_layer_shape(m, 8);
   shape.expert_dispatcher = ExpertDispatcher::deepep;
   const auto count = [](const StepSequence& steps, const char* name) {
     return std::count_if(steps.begin(), steps.end(), [name](const Step& s) {
@@ -289,7 +282,7 @@ TEST_CASE("in FP8 DeepEP's fused permute-and-pad synchronises the host 4 times, 
 
 TEST_CASE("the all-to-all dispatcher sorts the received chunks by local expert and back, a pass over them each") {
   const auto m = qwen3_235b();
-  LayerShape shape = moe_shape(m, 8); // 16 local experts of 4096 x 8 x 8 / 128 = 2,048 rows each
+  LayerShape shape = twocs::testing::moe_layer_shape(m, 8); // 16 local experts of 4096 x 8 x 8 / 128 = 2,048 rows each
   const double rows = 16 * 4096.0 * 8 * 8 / 128, h = 4096;
   const auto forward = transformer_layer_forward(shape);
   const auto backward = transformer_layer_backward(shape);
@@ -322,14 +315,15 @@ TEST_CASE("the all-to-all dispatcher sorts the received chunks by local expert a
   CHECK_FALSE(find_step(transformer_layer_forward(shape), "moe.dispatch.sort_chunks"));
   auto one = m;
   one.moe->experts = 8;
-  CHECK_FALSE(find_step(transformer_layer_forward(moe_shape(one, 8)), "moe.dispatch.sort_chunks"));
-  CHECK(find_step(transformer_layer_forward(moe_shape(m, 1)), "moe.dispatch.sort_chunks"));
+  CHECK_FALSE(
+      find_step(transformer_layer_forward(twocs::testing::moe_layer_shape(one, 8)), "moe.dispatch.sort_chunks"));
+  CHECK(find_step(transformer_layer_forward(twocs::testing::moe_layer_shape(m, 1)), "moe.dispatch.sort_chunks"));
 }
 
 TEST_CASE("in FP8 the shared experts quantize fc1's input themselves: no norm is fused into their fc1") {
   auto m = qwen3_235b();
   m.moe->shared_experts = 1;
-  LayerShape shape = moe_shape(m, 8);
+  LayerShape shape = twocs::testing::moe_layer_shape(m, 8);
   shape.fp8_linear = true;
   shape.fp8_recipe = TrainingPlan::Fp8Recipe::blockwise;
   const auto forward = transformer_layer_forward(shape);

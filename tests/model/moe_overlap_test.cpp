@@ -12,6 +12,7 @@
 #include <twocs/model/layer_ops.hpp>
 
 #include "support/modern_models.hpp"
+#include "support/moe_layer_shape.hpp"
 #include "support/step_lookup.hpp"
 
 using namespace twocs::model;
@@ -31,13 +32,9 @@ TransformerConfig shared_moe() {
 }
 
 LayerShape overlap_shape(const TransformerConfig& m, bool shared, bool wgrad) {
-  LayerShape shape;
-  shape.model = m;
-  shape.moe_ffn = true;
-  shape.expert = 8;
+  LayerShape shape = twocs::testing::moe_layer_shape(m, 8);
   shape.tensor = 2;
   shape.sequence_parallel = true;
-  shape.attention = AttentionKernel::fused;
   shape.shared_expert_overlap = shared;
   shape.expert_wgrad_overlap = wgrad;
   return shape;
