@@ -1,9 +1,9 @@
 // A mixture-of-experts FFN per rank and micro-batch, as Megatron-Core runs it with the
 // all-to-all token dispatcher (megatron/core/transformer/moe: router.py, token_dispatcher.py,
 // experts.py GroupedMLP; Shazeer et al. 2017; Fedus et al. 2022; DeepSeek-AI 2024):
-//   router GEMM h -> E, softmax and top-k; permute the tokens by expert; grouped fc1 and fc2
-//   over the rank's E / ep experts; unpermute with the routing weights; shared experts as a
-//   dense tensor-parallel MLP of width shared x expert_ffn_hidden.
+//   router GEMM h -> E, softmax and top-k; permute the tokens by expert; grouped fc1, the
+//   activation weighted by the routing probabilities and fc2 over the rank's E / ep experts;
+//   unpermute; shared experts as a dense tensor-parallel MLP of width shared x expert_ffn_hidden.
 // Experts are not tensor-split (expert-tensor-parallel size 1, as the Megatron-Core MoE model
 // zoo runs Qwen3 and DeepSeek-V3): each rank routes its b s / t sequence-parallel tokens.
 // Expert parallelism (ep > 1): the rank holds E / ep experts; the permuted tokens go to their
@@ -288,7 +288,7 @@ void add_moe_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   add_chunk_sort(steps, shape, d, "moe.combine.unsort_chunks", pass, true);
   add_all_to_all(steps, shape, d, "moe.combine.all_to_all", pass, compute_ops(shared.under_combine));
   append(steps, shared.under_combine);
-  // Unpermute: weighted sum of the k copies back into token order.
+  // Unpermute: the sum of the k copies (weighted in the experts) back into token order.
   steps.push_back(memory_bound("moe.unpermute", OpKind::elementwise, pass, shape.dtype, d.routed * as_double(m.hidden),
                                kernel_bytes::permute(shape.dtype), 2));
   exclude_from_graphs(steps, eager_from, steps.size());
