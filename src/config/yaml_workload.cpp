@@ -67,7 +67,7 @@ constexpr std::array framework_values = {model::Framework::megatron_lm, model::F
 constexpr std::array<std::string_view, 3> grad_reduce_names = {"auto", "fp32", "model"};
 constexpr std::array grad_reduce_values = {TrainingPlan::GradReduce::automatic, TrainingPlan::GradReduce::fp32,
                                            TrainingPlan::GradReduce::model_dtype};
-constexpr std::array<std::string_view, 13> parallelism_keys = {"tensor",
+constexpr std::array<std::string_view, 14> parallelism_keys = {"tensor",
                                                                "pipeline",
                                                                "data",
                                                                "sequence",
@@ -79,7 +79,8 @@ constexpr std::array<std::string_view, 13> parallelism_keys = {"tensor",
                                                                "search_candidates",
                                                                "context_comm",
                                                                "expert_dispatcher",
-                                                               "sync_free_dispatch"};
+                                                               "sync_free_dispatch",
+                                                               "fused_permute_pad"};
 constexpr std::array<std::string_view, 3> objective_names = {"none", "smallest", "fastest"};
 constexpr std::array objective_values = {PlanObjective::none, PlanObjective::smallest, PlanObjective::fastest};
 constexpr std::array<std::string_view, 3> context_comm_names = {"ring", "all_gather", "all_to_all"};
@@ -226,6 +227,7 @@ model::Parallelism read_parallelism(const Field& field) {
   if (const auto f = p.optional("expert_dispatcher"))
     par.expert_dispatcher = read_enum(*f, expert_dispatcher_names, expert_dispatcher_values);
   if (const auto f = p.optional("sync_free_dispatch")) par.sync_free_dispatch = read_bool(*f);
+  if (const auto f = p.optional("fused_permute_pad")) par.fused_permute_pad = read_bool(*f);
   if (const auto f = p.optional("expert")) par.expert = read_count(*f);
   if (const auto f = p.optional("stage_layers"))
     for (const Field& item : read_list(*f)) par.stage_layers.push_back(read_count_or_zero(item)); // ends may be 0

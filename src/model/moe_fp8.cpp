@@ -30,10 +30,13 @@ void add_expert_quantize(StepSequence& steps, const LayerShape& shape, ExpertRow
 /// expert's rows are copied into a buffer padded to the recipe's alignment (16 rows) before fc1
 /// and copied back after fc2; the routing probabilities (fp32) likewise; backward, the reverse.
 /// One memory-bound kernel each: read the rows, write them (the pad rows, under 16 per expert, are
-/// left out). None with DeepEP (it pads in its fused permutation) or without FP8.
+/// left out). None with DeepEP (it pads in its fused permutation, unless fused_permute_pad is off:
+/// Megatron-Core before 554ce49), HybridEP (its own permutation pads) or without FP8.
 void add_fp8_padding(StepSequence& steps, const LayerShape& shape, ExpertRows rows, std::string name, Pass pass,
                      bool probabilities) {
-  if (!shape.fp8_linear || shape.expert_dispatcher != ExpertDispatcher::all_to_all) return;
+  const bool experts_pad = shape.expert_dispatcher == ExpertDispatcher::all_to_all ||
+                           (shape.expert_dispatcher == ExpertDispatcher::deepep && !shape.fused_permute_pad);
+  if (!shape.fp8_linear || !experts_pad) return;
   const double width = probabilities ? 1.0 : as_double(shape.model.hidden);
   const double element_bytes = probabilities ? 2 * 4.0 : kernel_bytes::permute(shape.dtype); // fp32 probs
   steps.push_back(
@@ -45,9 +48,12 @@ void add_fp8_padding(StepSequence& steps, const LayerShape& shape, ExpertRows ro
 /// dispatch's), with the path's small kernels issued among them, and the memsets of the padded
 /// buffers (permutation.py: the permuted rows in BF16 and the fp32 probabilities, written once);
 /// backward, one memset of the padded gradient (permutation.py:724-735). HybridEP pads inside
-/// its own permutation without a synchronisation; BF16 and the all-to-all dispatcher have none.
+/// its own permutation without a synchronisation; BF16 and the all-to-all dispatcher have none, nor
+/// DeepEP before Megatron-Core fused its padding (fused_permute_pad off).
 void add_deepep_fp8_permute(StepSequence& steps, const LayerShape& shape, ExpertRows rows, Pass pass) {
-  if (!shape.fp8_linear || shape.expert_dispatcher != ExpertDispatcher::deepep || shape.expert <= 1) return;
+  if (!shape.fp8_linear || shape.expert_dispatcher != ExpertDispatcher::deepep || shape.expert <= 1 ||
+      !shape.fused_permute_pad)
+    return;
   const double hidden = as_double(shape.model.hidden);
   if (pass == Pass::backward) {
     steps.push_back(memory_bound("moe.permute.fp8_pad.bwd", OpKind::elementwise, pass, shape.dtype,

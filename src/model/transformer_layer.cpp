@@ -218,6 +218,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.shared_expert_overlap = plan.overlap.shared_experts && megatron_core;
   shape.expert_wgrad_overlap = plan.overlap.expert_wgrad && megatron_core;
   shape.sync_free_dispatch = plan.parallelism.sync_free_dispatch;
+  shape.fused_permute_pad = plan.parallelism.fused_permute_pad;
   // Both overlaps chunk the sequence-parallel collectives (validate_tp_comm.cpp refuses them without).
   shape.tp_comm = shape.sequence_parallel ? plan.overlap.tp_comm : TpCommOverlap::none;
   shape.tp_comm_reduce_scatter = plan.overlap.tp_comm_reduce_scatter;

@@ -1,6 +1,7 @@
-// CUDA graphs (training.host.cuda_graphs) and the sync-free dispatcher: the combinations
-// Megatron-Core refuses (megatron/core/transformer/transformer_config.py, __post_init__, at
-// d98e8a64) and the one no graph can hold (a host synchronisation inside the captured step).
+// CUDA graphs (training.host.cuda_graphs), the sync-free dispatcher and DeepEP's FP8 padding:
+// the combinations Megatron-Core refuses (megatron/core/transformer/transformer_config.py,
+// __post_init__, at d98e8a64), the one no graph can hold (a host synchronisation inside the
+// captured step) and a padding choice for a dispatcher that has none.
 #include "validate_cuda_graphs.hpp"
 
 #include <string>
@@ -35,10 +36,21 @@ void validate_sync_free_dispatch(const TransformerConfig& m, const Parallelism& 
                      "set training.parallelism.expert_dispatcher: hybridep, or remove sync_free_dispatch");
 }
 
+/// fused_permute_pad chooses where DeepEP's rows are padded for FP8; the all-to-all dispatcher
+/// always pads in the experts and HybridEP in its own permutation.
+void validate_fused_permute_pad(const Parallelism& par) {
+  if (par.fused_permute_pad || par.expert_dispatcher == ExpertDispatcher::deepep) return;
+  throw InputError("training.parallelism.fused_permute_pad: false chooses where DeepEP pads its rows for FP8, and "
+                   "the expert dispatcher is not DeepEP",
+                   "training.parallelism.fused_permute_pad",
+                   "set training.parallelism.expert_dispatcher: deepep, or remove fused_permute_pad");
+}
+
 } // namespace
 
 void validate_cuda_graphs(const TransformerConfig& m, const TrainingPlan& plan) {
   validate_sync_free_dispatch(m, plan.parallelism);
+  validate_fused_permute_pad(plan.parallelism);
   if (plan.host.cuda_graphs == CudaGraphs::none) return;
   if (plan.framework != Framework::megatron_lm)
     refuse_graphs(

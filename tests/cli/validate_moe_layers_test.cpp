@@ -38,6 +38,9 @@ namespace {
 /// -8% / -2% -> +2% / +5%, FP8 -12% / -7% -> -3% / 0%; 6.6% -> 5.9%.
 /// The shared expert's own FP8 quantization of fc1's input (no norm fused into it): the FP8
 /// DeepSeek forwards 0.5-0.7 points slower.
+/// DeepEP's FP8 rows as the baselines' code ran them (fused_permute_pad off: the experts' padding
+/// copies, none of the fused path's synchronisations): DeepSeek -6.5% / -4.4% -> +0.5% / +1.8%,
+/// Mixtral -18.1% / -5.2% -> -18.8% / -4.0%; 5.9% -> 5.5%.
 const std::map<std::string, double> errors = {
     {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", 0.0238},
     {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", 0.0502},
@@ -45,8 +48,8 @@ const std::map<std::string, double> errors = {
     {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.0004},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", 0.0382},
     {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", 0.0650},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.0647},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", -0.0439},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", 0.0050},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", 0.0180},
     {"moe-perf-deepseek-hybridep-tp1ep8-bf16 forward", 0.0979},
     {"moe-perf-deepseek-hybridep-tp1ep8-bf16 backward", 0.0964},
     {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", 0.0450},
@@ -57,8 +60,8 @@ const std::map<std::string, double> errors = {
     {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.0094},
     {"moe-perf-mixtral-deepep-tp1ep8-bf16 forward", -0.1069},
     {"moe-perf-mixtral-deepep-tp1ep8-bf16 backward", 0.0281},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.1807},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.0517},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.1880},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.0398},
     {"moe-perf-mixtral-hybridep-tp1ep8-bf16 forward", -0.0425},
     {"moe-perf-mixtral-hybridep-tp1ep8-bf16 backward", 0.0431},
     {"moe-perf-mixtral-hybridep-tp1ep8-fp8 forward", -0.1250},
@@ -80,5 +83,5 @@ TEST_CASE("every MoE layer row stays within 0.5 points of its pinned signed erro
     CHECK(row["kind"].get<std::string>() == "layer");
     CHECK(std::fabs(row["error"].get<double>() - errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.0586) <= margin);
+  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.0549) <= margin);
 }

@@ -87,3 +87,21 @@ TEST_CASE("per-layer graphs refuse full recomputation, and graphs need Megatron-
   CHECK(fsdp.key_path() == "training.host.cuda_graphs");
   CHECK(contains(fsdp.problem(), "but training.framework is fsdp"));
 }
+
+TEST_CASE("fused_permute_pad is on by default, reads false for DeepEP and is refused for other dispatchers") {
+  CHECK(config::parse_workload({"w.yaml", moe_workload}).plan.parallelism.fused_permute_pad);
+  const auto deepep =
+      config::parse_workload({"w.yaml", moe_workload}, {"training.parallelism.expert_dispatcher=deepep",
+                                                        "training.parallelism.fused_permute_pad=false"});
+  CHECK_FALSE(deepep.plan.parallelism.fused_permute_pad);
+  for (const char* dispatcher : {"all_to_all", "hybridep"}) {
+    INFO(dispatcher);
+    const auto e =
+        test::workload_error(moe_workload, {std::string("training.parallelism.expert_dispatcher=") + dispatcher,
+                                            "training.parallelism.fused_permute_pad=false"});
+    CHECK(e.key_path() == "training.parallelism.fused_permute_pad");
+    CHECK_FALSE(where(e).empty());
+    CHECK(contains(e.problem(), "the expert dispatcher is not DeepEP"));
+    CHECK(contains(e.fix(), "expert_dispatcher: deepep"));
+  }
+}

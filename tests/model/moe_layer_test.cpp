@@ -273,6 +273,19 @@ TEST_CASE("in FP8 DeepEP's fused permute-and-pad synchronises the host 4 times, 
   CHECK(find_step(forward, "moe.permute.fp8_pad")->bytes.value() == doctest::Approx(rows * (4096 * 2 + 4)));
   CHECK(find_step(transformer_layer_backward(shape), "moe.permute.fp8_pad.bwd")->bytes.value() ==
         doctest::Approx(rows * 4096 * 2));
+  CHECK_FALSE(find_step(forward, "moe.experts.fp8_pad")); // padded in the permutation: no copies
+  // Before Megatron-Core fused the padding (fused_permute_pad off, cf39a4d): no synchronisations or
+  // memsets of the fused path; the experts copy their rows into padded buffers and back, as with the
+  // all-to-all dispatcher (rows x h, read and written in BF16; the fp32 probabilities likewise).
+  shape.fused_permute_pad = false;
+  const auto unfused = transformer_layer_forward(shape);
+  CHECK(count(unfused, "moe.permute.fp8_sync") == 0);
+  CHECK_FALSE(find_step(unfused, "moe.permute.fp8_pad"));
+  CHECK(find_step(unfused, "moe.experts.fp8_pad")->bytes.value() == doctest::Approx(rows * 4096 * 2 * 2));
+  CHECK(find_step(unfused, "moe.experts.probs.fp8_pad")->bytes.value() == doctest::Approx(rows * 2 * 4));
+  CHECK(find_step(unfused, "moe.experts.fp8_unpad")->bytes.value() == doctest::Approx(rows * 4096 * 2 * 2));
+  CHECK(find_step(transformer_layer_backward(shape), "moe.experts.fp8_pad.bwd"));
+  shape.fused_permute_pad = true;
   shape.expert_dispatcher = ExpertDispatcher::hybridep; // the same exchange, no synchronisation of its own
   const auto hybrid = transformer_layer_forward(shape);
   CHECK(count(hybrid, "moe.permute.fp8_sync") == 0);

@@ -42,6 +42,7 @@ struct LayerShape {
   bool shared_expert_overlap = false; // shared experts' fc1 under the dispatch, fc2 under the combine
   bool expert_wgrad_overlap = false;  // routed experts' wgrad under the dispatch's backward all-to-all
   bool sync_free_dispatch = false;    // the host never waits for the token counts (Parallelism)
+  bool fused_permute_pad = true;      // DeepEP pads for FP8 in its permutation (Parallelism)
   /// How the sequence-parallel collectives overlap the GEMMs beside them (OverlapPlan::tp_comm);
   /// none without sequence parallelism.
   TpCommOverlap tp_comm = TpCommOverlap::none;

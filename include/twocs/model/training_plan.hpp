@@ -163,6 +163,11 @@ struct Parallelism {
   /// (Megatron-Core's sync-free MoE: HybridEP with --moe-expert-rank-capacity-factor,
   /// docs/user-guide/features/paged_stash.md at d98e8a64), so no host synchronisation per MoE layer.
   bool sync_free_dispatch = false;
+  /// DeepEP under FP8 pads each expert's rows inside its permutation (Megatron-Core from 554ce49,
+  /// 2026-02-07, "Fuse permute+pad and unpermute+unpad ops for FP8/FP4 training"); false: the code
+  /// before it (the moe_perf baselines' cf39a4d), where DeepEP permutes unpadded and the experts
+  /// copy their rows into padded buffers (Fp8Padding), as with the all-to-all dispatcher.
+  bool fused_permute_pad = true;
 };
 
 /// The degrees whose product is the world size, as messages show it: "tensor 2 x context 4 x
