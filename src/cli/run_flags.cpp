@@ -1,9 +1,9 @@
 // The values of `twocs run`'s flags as typed on the command line (run_command.hpp): each parser
 // throws InputError naming the flag, what it accepts and the fix.
 #include "run_command.hpp"
+#include "whole_number.hpp"
 
 #include <cctype>
-#include <charconv>
 #include <limits>
 
 #include <fmt/format.h>
@@ -36,21 +36,19 @@ FoldMode parse_fold_mode(std::string_view text) {
 }
 
 std::uint64_t parse_max_tasks(std::string_view text) {
-  std::uint64_t value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end || value == 0)
+  const auto value = whole_number<std::uint64_t>(text);
+  if (!value || *value == 0)
     throw InputError(fmt::format("--max-tasks: '{}' is not a task count; it accepts a whole number from 1 to {}", text,
                                  std::numeric_limits<std::uint64_t>::max()),
                      "--max-tasks",
                      fmt::format("pass a positive whole number without separators, e.g. --max-tasks 50000000 "
                                  "(the default is {})",
                                  RunOptions{}.max_tasks));
-  return value;
+  return *value;
 }
 
 std::string parse_plan_search(std::string_view text) {
-  const std::string objective = lowered(text);
+  std::string objective = lowered(text);
   if (objective == "none" || objective == "smallest" || objective == "fastest") return objective;
   throw InputError(
       fmt::format("--plan-search: '{}' is not a search objective; it accepts none, smallest or fastest", text),
@@ -60,13 +58,11 @@ std::string parse_plan_search(std::string_view text) {
 }
 
 std::int64_t parse_plan_candidates(std::string_view text) {
-  std::int64_t value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end || value < 1 || value > 1000)
+  const auto value = whole_number<std::int64_t>(text);
+  if (!value || *value < 1 || *value > 1000)
     throw InputError(fmt::format("--plan-candidates: '{}' is not a count of plans from 1 to 1000", text),
                      "--plan-candidates", "pass a small whole number, e.g. --plan-candidates 4 (the default)");
-  return value;
+  return *value;
 }
 
 lowering::CollectiveLowering parse_collective_lowering(std::string_view text) {

@@ -1,7 +1,7 @@
 #include "trace_options.hpp"
+#include "whole_number.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/format.h>
 
@@ -18,12 +18,9 @@ namespace {
 }
 
 lowering::DeviceId parse_id(std::string_view whole, std::string_view text) {
-  lowering::DeviceId value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end)
-    bad_devices(whole, fmt::format("has '{}' where a device id belongs", text));
-  return value;
+  const auto value = whole_number<lowering::DeviceId>(text);
+  if (!value) bad_devices(whole, fmt::format("has '{}' where a device id belongs", text));
+  return *value;
 }
 
 } // namespace
