@@ -92,7 +92,7 @@ FoldDecision decide_fold(FoldMode mode, const hardware::ClusterSpec& cluster, co
             hazard, true};
   if (full_tasks <= fold_above_tasks)
     return {false, fmt::format("the full run has {} tasks, within --fold auto's {}", full_tasks, fold_above_tasks),
-            hazard};
+            hazard, false, true};
   // Where replicas share links the folded peers' traffic is simulated on them (--fold shared),
   // which reproduces the full run's network on every fabric of docs/simulation.md's table; a
   // node ring's links inside the node are not, so there every device is simulated.
@@ -103,9 +103,9 @@ FoldDecision decide_fold(FoldMode mode, const hardware::ClusterSpec& cluster, co
             fmt::format("--fold auto: the full run has {} tasks and {}; the folded peers' traffic is simulated "
                         "on those links",
                         full_tasks, *hazard),
-            hazard, true};
+            hazard, true, true};
   return {true, fmt::format("--fold auto: the full run has {} tasks and no link is shared by replicas", full_tasks),
-          std::nullopt};
+          std::nullopt, false, true};
 }
 
 } // namespace twocs::cli

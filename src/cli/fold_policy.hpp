@@ -26,6 +26,7 @@ struct FoldDecision {
   std::string reason;                // why it folds or not, in the user's words (for the log, table and JSON)
   std::optional<std::string> hazard; // fold_hazard's reason, when there is one
   bool peer_traffic = false;         // --fold shared: the peers' traffic is lowered (CollectivePolicy)
+  bool by_task_count = false;        // --fold auto weighed the full run's task count, which the reason states
 
   /// Folds although replicas share links, without their traffic (only with --fold on): the caller warns.
   [[nodiscard]] bool inexact() const { return fold && hazard.has_value() && !peer_traffic; }

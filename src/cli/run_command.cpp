@@ -193,7 +193,7 @@ PlanRun simulate_replayed(const RunOptions& options, const config::Scenario& sce
   log.info("replaying the steady state: simulating {} of {} micro-batches per replica", replay.simulated,
            replay.micro_batches);
   PlanRun run = simulate_plan(shortened_options, scenario, analysis::shortened(plan, replay), cost, progress, log);
-  if (run.fold.reason.find("tasks") != std::string::npos) // the count is the shortened iteration's
+  if (run.fold.by_task_count) // the count is the shortened iteration's
     run.fold.reason +=
         fmt::format(" (in the {} of {} micro-batches per replica simulated)", replay.simulated, replay.micro_batches);
   std::string why_not;

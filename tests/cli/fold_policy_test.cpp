@@ -98,6 +98,18 @@ TEST_CASE("off never folds, and a plan without replicas has nothing to fold") {
   CHECK_FALSE(decide_fold(FoldMode::on, s.cluster, plan, many_tasks, threshold).fold);
 }
 
+TEST_CASE("only auto's decisions by the task count say so: the count a replayed run qualifies") {
+  const auto s = oversubscribed("1");
+  const auto& plan = s.workload.plan;
+  for (const auto tasks : {many_tasks, threshold}) {
+    const auto automatic = decide_fold(FoldMode::automatic, s.cluster, plan, tasks, threshold);
+    CHECK(automatic.by_task_count);
+    CHECK(automatic.reason.find(std::to_string(tasks) + " tasks") != std::string::npos);
+  }
+  for (const auto mode : {FoldMode::on, FoldMode::off, FoldMode::shared})
+    CHECK_FALSE(decide_fold(mode, s.cluster, plan, many_tasks, threshold).by_task_count);
+}
+
 /// Four devices (t 2, d 2) on two nodes of two, one node per leaf switch, 2:1 oversubscribed.
 std::vector<std::string> small_oversubscribed(std::vector<std::string> extra) {
   std::vector<std::string> args{"run"};
