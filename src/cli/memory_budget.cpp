@@ -10,10 +10,11 @@
 namespace twocs::cli {
 namespace {
 
-// Measured with /usr/bin/time -v after the compact task storage (about 75 B per task in the
-// graph): `twocs run` on GPT-3 175B folded peaks at 216 MB resident for 1.65 M tasks, about
-// 130 B per task with the engine's state; the default scenario at 60 MB. Rounded up for a margin.
-constexpr double bytes_per_task = 150.0;
+// Measured with /usr/bin/time after kernels were interned and predecessor rows left to analysis
+// (2026-12-05; docs/performance.md): every device of scenario A's plan simulated peaks at 3.70 GB
+// resident for 56.4 M tasks (65 B per task), the same plan on 256 devices at 1.00 GB for 14.1 M
+// (71 B); the default scenario at 56 MB. Rounded up for a margin.
+constexpr double bytes_per_task = 100.0;
 constexpr double base_bytes = 64.0 * 1048576.0;
 
 units::Bytes parse_budget(const std::string& text) {

@@ -134,6 +134,7 @@ SizedLowering size_lowering(const RunOptions& options, const config::Scenario& s
     const double count = tasks.complete ? under : std::max(under, static_cast<double>(cap) + 1);
     require_tractable(options, count, !tasks.complete);
     require_memory_budget(count, options.memory_budget, !tasks.complete);
+    if (tasks.complete) lowering_options.expected_tasks = tasks.under(lowering_options);
     return {std::move(fold), std::move(lowering_options)};
   } catch (InputError& e) {
     locate(options, scenario, e); // at training.global_batch, which sets the micro-batches

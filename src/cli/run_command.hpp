@@ -52,8 +52,8 @@ struct RunOptions {
   bool quiet = false;
   bool verbose = false;
   bool ignore_memory = false;
-  /// Plans that lower to more tasks are refused before lowering (about 150 bytes of memory
-  /// and 3 us of simulation each).
+  /// Plans that lower to more tasks are refused before lowering (about 100 bytes of memory
+  /// and 1-2 us of simulation each).
   std::uint64_t max_tasks = 20'000'000;
   /// Host memory the simulation may take, e.g. "8GiB" (memory_budget.hpp); default: the
   /// machine's physical memory.

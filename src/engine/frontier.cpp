@@ -62,8 +62,9 @@ public:
         interference_(hosts.size(), interference,
                       [this](lowering::DeviceId device, bool on) { compute_.set_interfered(device, on); }),
         network_(first_host(hosts)), waiting_on_(graph.size()), timings_(graph.size()), done_(graph.size(), false) {
+    // Counted from the successor rows: the graph builds its predecessor rows only for analysis.
     for (TaskId id = 0; id < graph.size(); ++id)
-      waiting_on_[id] = static_cast<std::uint32_t>(graph.predecessor_count(id));
+      for (TaskId next : graph.successors(id)) ++waiting_on_[next];
     // Only s4u comms carry a pointer to their task id (4 bytes a task that network actions do not need).
     if (!network_.available()) {
       ids_.resize(graph.size());

@@ -168,6 +168,7 @@ std::vector<DeviceId> simulated_devices(const model::TrainingPlan& plan, const L
 TaskGraph lower_iteration(const model::TransformerConfig& model, const model::TrainingPlan& plan,
                           const cost::OperatorCostModel& cost, const LoweringOptions& options) {
   TaskGraph graph(static_cast<DeviceId>(plan.world_size()));
+  graph.reserve(static_cast<std::size_t>(options.expected_tasks));
   detail::lower_devices(graph, model, plan, cost, simulated_devices(plan, options), options.collectives);
   graph.compact();
   return graph;

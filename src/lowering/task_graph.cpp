@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -49,22 +50,42 @@ TaskId TaskGraph::add(DeviceId device, TaskKind kind, const TaskTag& tag, std::u
   assert(device >= 0 && device < device_count_);
   const auto id = static_cast<TaskId>(tasks_.size());
   tasks_.push_back({kind, tag.pass, device, tag.layer, tag.micro_batch, tag.label, detail});
-  if (!successor_begin_.empty()) { // indexed: the new task has no dependencies yet
-    successor_begin_.push_back(successor_begin_.back());
-    predecessor_begin_.push_back(predecessor_begin_.back());
-  }
+  if (!successor_begin_.empty()) successor_begin_.push_back(successor_begin_.back()); // indexed: no dependencies yet
+  predecessor_begin_ = {};                                                            // rebuilt on the next read
+  predecessors_ = {};
   return id;
 }
 
+std::size_t TaskGraph::KernelHash::operator()(const Kernel& k) const noexcept {
+  // boost::hash_combine's mixing step over the fields' own hashes (std::hash<double> maps 0.0
+  // and -0.0 alike, as KernelEqual's comparison does).
+  std::size_t seed = std::hash<double>{}(k.duration.value());
+  const auto mix = [&seed](std::size_t h) { seed ^= h + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); };
+  mix(std::hash<double>{}(k.flops.value()));
+  mix(std::hash<double>{}(k.bytes.value()));
+  mix(std::hash<float>{}(k.clock_share));
+  mix(static_cast<std::size_t>(k.model_flops));
+  return seed;
+}
+
+bool TaskGraph::KernelEqual::operator()(const Kernel& a, const Kernel& b) const noexcept {
+  return a.duration == b.duration && a.flops == b.flops && a.bytes == b.bytes && a.model_flops == b.model_flops &&
+         a.clock_share == b.clock_share;
+}
+
+std::uint32_t TaskGraph::kernel_record(const Kernel& kernel) {
+  const auto [it, added] = kernel_ids_.try_emplace(kernel, static_cast<std::uint32_t>(kernels_.size()));
+  if (added) kernels_.push_back(kernel);
+  return it->second;
+}
+
 TaskId TaskGraph::add_kernel(DeviceId device, const TaskTag& tag, const Kernel& kernel) {
-  kernels_.push_back(kernel);
-  return add(device, TaskKind::compute, tag, static_cast<std::uint32_t>(kernels_.size() - 1));
+  return add(device, TaskKind::compute, tag, kernel_record(kernel));
 }
 
 TaskId TaskGraph::add_host_launch(DeviceId device, const TaskTag& tag, units::Seconds duration) {
-  kernels_.push_back({duration, units::Flops{}, units::Bytes{}, false});
   ++host_tasks_;
-  return add(device, TaskKind::host, tag, static_cast<std::uint32_t>(kernels_.size() - 1));
+  return add(device, TaskKind::host, tag, kernel_record({duration, units::Flops{}, units::Bytes{}, false}));
 }
 
 TaskId TaskGraph::add_transfer(DeviceId from, const TaskTag& tag, const Transfer& transfer) {
@@ -90,7 +111,7 @@ std::uint32_t TaskGraph::collective_flows(std::int32_t collective) const {
 void TaskGraph::add_dependency(TaskId before, TaskId after) {
   assert(before != after && before < size() && after < size());
   if (!successors_.empty()) unindex();
-  unindexed_.emplace_back(before, after);
+  add_unindexed(before, after);
 }
 
 const Kernel& TaskGraph::kernel(TaskId id) const {

@@ -15,38 +15,79 @@
 namespace twocs::lowering {
 namespace {
 
-/// Rows of `edges` grouped by `key` (first or second of each pair), each listing the other end.
-void compress(const std::vector<std::pair<TaskId, TaskId>>& edges, std::size_t tasks, bool by_first,
-              std::vector<std::uint32_t>& begin, std::vector<TaskId>& ends) {
-  begin.assign(tasks + 1, 0);
-  for (const auto& [from, to] : edges) ++begin[(by_first ? from : to) + 1];
-  for (std::size_t i = 0; i < tasks; ++i) begin[i + 1] += begin[i];
-  std::vector<std::uint32_t> cursor(begin.begin(), begin.end() - 1);
-  ends.resize(edges.size());
-  for (const auto& [from, to] : edges) ends[cursor[by_first ? from : to]++] = by_first ? to : from;
+/// Dependencies per block of unindexed_: 512 KiB, small beside a graph worth keeping in blocks.
+constexpr std::size_t dependencies_per_block = std::size_t{1} << 16;
+
+/// Row starts from per-row counts held one row on (counts[i + 1] is row i's): prefix sums.
+void starts_from_counts(std::vector<std::uint32_t>& begin) {
+  for (std::size_t i = 0; i + 1 < begin.size(); ++i) begin[i + 1] += begin[i];
+}
+
+/// After filling each row through `begin[row]++`, every start sits where the next row starts:
+/// move them back one row.
+void restore_starts(std::vector<std::uint32_t>& begin) {
+  for (std::size_t i = begin.size() - 1; i > 0; --i) begin[i] = begin[i - 1];
+  begin[0] = 0;
 }
 
 } // namespace
 
+void TaskGraph::add_unindexed(TaskId before, TaskId after) const {
+  if (unindexed_.empty() || unindexed_.back().size() == dependencies_per_block) {
+    unindexed_.emplace_back();
+    unindexed_.back().reserve(dependencies_per_block);
+  }
+  unindexed_.back().emplace_back(before, after);
+  ++unindexed_count_;
+}
+
 void TaskGraph::index() const {
-  if (unindexed_.empty() && successor_begin_.size() == tasks_.size() + 1) return;
+  if (unindexed_count_ == 0 && successor_begin_.size() == tasks_.size() + 1) return;
   assert(successors_.empty() && "dependencies are either all indexed or none");
-  compress(unindexed_, tasks_.size(), true, successor_begin_, successors_);
-  compress(unindexed_, tasks_.size(), false, predecessor_begin_, predecessors_);
-  unindexed_.clear();
-  unindexed_.shrink_to_fit();
+  successor_begin_.assign(tasks_.size() + 1, 0);
+  for (const auto& block : unindexed_)
+    for (const auto& dependency : block) ++successor_begin_[dependency.first + 1];
+  starts_from_counts(successor_begin_);
+  successors_.resize(unindexed_count_);
+  // One pass in the order added fills the rows stably; each block is freed once read.
+  for (auto& block : unindexed_) {
+    for (const auto& [from, to] : block) successors_[successor_begin_[from]++] = to;
+    block = {};
+  }
+  restore_starts(successor_begin_);
+  unindexed_ = {};
+  unindexed_count_ = 0;
+}
+
+void TaskGraph::index_predecessors() const {
+  index();
+  if (predecessor_begin_.size() == tasks_.size() + 1) return;
+  // The successor rows transposed: visiting sources in increasing id order lists each task's
+  // predecessors in that order.
+  predecessor_begin_.assign(tasks_.size() + 1, 0);
+  for (const TaskId to : successors_) ++predecessor_begin_[to + 1];
+  starts_from_counts(predecessor_begin_);
+  predecessors_.resize(successors_.size());
+  for (std::size_t from = 0; from < tasks_.size(); ++from)
+    for (std::uint32_t k = successor_begin_[from]; k < successor_begin_[from + 1]; ++k)
+      predecessors_[predecessor_begin_[successors_[k]]++] = static_cast<TaskId>(from);
+  restore_starts(predecessor_begin_);
 }
 
 void TaskGraph::unindex() {
   // Read the rows directly: successors() would index again.
-  unindexed_.reserve(successors_.size() + 1);
   for (std::size_t id = 0; id + 1 < successor_begin_.size(); ++id)
     for (std::uint32_t k = successor_begin_[id]; k < successor_begin_[id + 1]; ++k)
-      unindexed_.emplace_back(static_cast<TaskId>(id), successors_[k]);
+      add_unindexed(static_cast<TaskId>(id), successors_[k]);
   successors_ = {};
   predecessors_ = {};
   successor_begin_ = {};
   predecessor_begin_ = {};
+}
+
+void TaskGraph::reserve(std::size_t tasks) {
+  tasks_.reserve(tasks);
+  if (!successor_begin_.empty()) successor_begin_.reserve(tasks + 1);
 }
 
 std::span<const TaskId> TaskGraph::successors(TaskId id) const {
@@ -55,7 +96,7 @@ std::span<const TaskId> TaskGraph::successors(TaskId id) const {
 }
 
 std::span<const TaskId> TaskGraph::predecessors(TaskId id) const {
-  index();
+  index_predecessors();
   return {predecessors_.data() + predecessor_begin_[id], predecessors_.data() + predecessor_begin_[id + 1]};
 }
 
@@ -86,9 +127,14 @@ bool TaskGraph::is_acyclic() const {
 }
 
 std::size_t TaskGraph::heap_bytes() const {
-  return tasks_.capacity() * sizeof(Task) + kernels_.capacity() * sizeof(Kernel) +
-         transfers_.capacity() * sizeof(Transfer) + collective_flows_.capacity() * sizeof(std::uint16_t) +
-         unindexed_.capacity() * sizeof(unindexed_[0]) +
+  // The interning map: per node its kernel, index, next pointer and cached hash, and the buckets.
+  const std::size_t interned = kernel_ids_.size() * (sizeof(Kernel) + sizeof(std::uint32_t) + 2 * sizeof(void*)) +
+                               kernel_ids_.bucket_count() * sizeof(void*);
+  using Block = decltype(unindexed_)::value_type; // a block's own header, then its dependencies
+  std::size_t unindexed = unindexed_.capacity() * sizeof(Block);
+  for (const auto& block : unindexed_) unindexed += block.capacity() * sizeof(Block::value_type);
+  return tasks_.capacity() * sizeof(Task) + kernels_.capacity() * sizeof(Kernel) + interned +
+         transfers_.capacity() * sizeof(Transfer) + collective_flows_.capacity() * sizeof(std::uint16_t) + unindexed +
          (successor_begin_.capacity() + predecessor_begin_.capacity()) * sizeof(std::uint32_t) +
          (successors_.capacity() + predecessors_.capacity()) * sizeof(TaskId);
 }

@@ -11,8 +11,8 @@ using twocs::test::contains;
 using twocs::test::run_command_line;
 
 TEST_CASE("a plan over the memory budget is refused with the estimate and the fix") {
-  // The default scenario lowers to about 235,000 tasks unfolded with every ring step a transfer:
-  // 64 MiB + 150 B each is about 98 MiB.
+  // The default scenario lowers to about 217,000 tasks unfolded with every ring step a transfer:
+  // 64 MiB + 100 B each is about 85 MiB.
   const auto r =
       run_command_line({"run", "--fold", "off", "--collective-lowering", "step", "--memory-budget", "80MiB"});
   CHECK(r.code == 2);

@@ -26,6 +26,9 @@ struct LoweringOptions {
   /// The algorithm of each collective, per communication kind (collective_policy.hpp); without a
   /// network every collective is the flat ring.
   CollectivePolicy collectives;
+  /// The tasks the lowering will emit, when counted before (count_tasks): the graph reserves
+  /// room for them at once (TaskGraph::reserve). 0: not known.
+  std::uint64_t expected_tasks = 0;
 };
 
 /// `model` and `plan` must have passed model::validate. Costs kernels with `cost`.

@@ -4,9 +4,13 @@
 //
 // Storage is sized for tens of millions of tasks: one slim common record per task (`Task`),
 // the kind-specific fields in one array per kind (`Kernel`, `Transfer`) that the record
-// indexes, and the dependencies as a compressed adjacency (successors and predecessors of each
-// task in two flat arrays, built on the first read after a change). A graph that has been read
-// or compact()ed can be read from several threads; lower_iteration returns it compacted.
+// indexes, and the dependencies as a compressed adjacency (each task's successors in one flat
+// array, built on the first read after a change; the predecessors, which only analysis reads,
+// built from them on their own first read). Kernels are interned: the same operator on every
+// micro-batch and device is one record, so a kernel task costs its `Task` alone; transfers
+// (each with its own collective and step) keep one record each. A graph that has been
+// compact()ed (and, for predecessors, read once) can be read from several threads;
+// lower_iteration returns it compacted.
 #pragma once
 
 #include <cstdint>
@@ -58,7 +62,7 @@ public:
   [[nodiscard]] const std::string& label_of(TaskId id) const { return labels_[task(id).label]; }
 
   [[nodiscard]] std::size_t size() const { return tasks_.size(); }
-  [[nodiscard]] std::size_t dependency_count() const { return unindexed_.size() + successors_.size(); }
+  [[nodiscard]] std::size_t dependency_count() const { return unindexed_count_ + successors_.size(); }
   [[nodiscard]] DeviceId device_count() const { return device_count_; }
   [[nodiscard]] const Task& task(TaskId id) const { return tasks_[id]; }
   /// The kernel of a compute or host task / the transfer of a transfer task (checked in debug builds).
@@ -77,8 +81,9 @@ public:
   [[nodiscard]] std::uint32_t collective_flows(std::int32_t collective) const;
 
   [[nodiscard]] std::size_t predecessor_count(TaskId id) const { return predecessors(id).size(); }
-  /// Successors and predecessors of a task, each in the order the dependencies were added.
+  /// A task's successors in the order the dependencies were added.
   [[nodiscard]] std::span<const TaskId> successors(TaskId id) const;
+  /// A task's predecessors in increasing id order (a repeated dependency repeats).
   [[nodiscard]] std::span<const TaskId> predecessors(TaskId id) const;
   template <class F> void for_each_successor(TaskId id, F&& f) const {
     for (TaskId next : successors(id)) f(next);
@@ -93,6 +98,10 @@ public:
   /// True when the dependencies contain no cycle.
   [[nodiscard]] bool is_acyclic() const;
 
+  /// Room for `tasks` tasks in all (a hint: the lowering's count of the plan), so that the
+  /// records are neither copied as they grow nor left with spare capacity.
+  void reserve(std::size_t tasks);
+
   /// Builds the compressed adjacency now (reads do it on demand) and releases spare capacity.
   void compact();
 
@@ -101,18 +110,35 @@ public:
 
 private:
   TaskId add(DeviceId device, TaskKind kind, const TaskTag& tag, std::uint32_t detail);
+  /// The index of `kernel`'s record, adding it on first use.
+  std::uint32_t kernel_record(const Kernel& kernel);
   void index() const;
+  void index_predecessors() const;
   void unindex();
+  void add_unindexed(TaskId before, TaskId after) const;
+
+  /// Kernels equal in every field share a record (exact comparison: the same operator costed
+  /// by the same model gives bitwise the same numbers).
+  struct KernelHash {
+    std::size_t operator()(const Kernel& k) const noexcept;
+  };
+  struct KernelEqual {
+    bool operator()(const Kernel& a, const Kernel& b) const noexcept;
+  };
 
   DeviceId device_count_;
   std::vector<Task> tasks_;
-  std::vector<Kernel> kernels_;
+  std::vector<Kernel> kernels_; // distinct kernels only (kernel_record)
+  std::unordered_map<Kernel, std::uint32_t, KernelHash, KernelEqual> kernel_ids_;
   std::vector<Transfer> transfers_;
   std::vector<std::uint16_t> collective_flows_; // per collective id; 0 or absent: 1
   std::size_t host_tasks_ = 0;
-  // Dependencies added since the last index, in order; then per task, in compressed form:
-  // successors_[successor_begin_[id] .. successor_begin_[id + 1]), likewise for predecessors.
-  mutable std::vector<std::pair<TaskId, TaskId>> unindexed_;
+  // Dependencies added since the last index, in order, in blocks of a fixed size (no copy as
+  // they grow, at most one block of spare room; index() frees each block once it is read); then
+  // per task, in compressed form: successors_[successor_begin_[id] .. successor_begin_[id + 1]);
+  // likewise predecessors_, empty until read (index_predecessors) and dropped at every change.
+  mutable std::vector<std::vector<std::pair<TaskId, TaskId>>> unindexed_;
+  mutable std::size_t unindexed_count_ = 0;
   mutable std::vector<std::uint32_t> successor_begin_, predecessor_begin_;
   mutable std::vector<TaskId> successors_, predecessors_;
   std::deque<std::string> labels_;
