@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The performance benchmark of docs/performance.md (not part of the test suite: it times things).
 #   scripts/bench.sh [table] [SCENARIO...]   wall time, peak memory, simulated tasks and tasks/s of
-#                                            scenarios A-F (default: all), one at a time
+#                                            scenarios A-G (default: all), one at a time
 #   scripts/bench.sh curves                  wall time and peak memory against devices (64 to 16k)
 #                                            and against layers
 # Environment: BUILD (default build), TWOCS_BENCH_ARGS (extra flags for every `twocs run`, e.g.
@@ -66,7 +66,9 @@ scenario() {
        --set cluster.nodes=40 --set cluster.network.nodes_per_switch=8 --set cluster.network.oversubscription=4 --fold off ;;
   F) measure "F 530B/560 v3" "${run[@]}" ${TWOCS_BENCH_ARGS:-} --workload "$bench/f-530b.yaml" --platform "$a100" --set cluster.nodes=70 \
        --max-tasks 100000000 ;;
-  *) echo "bench.sh: unknown scenario '$1' (A-F)" >&2; exit 2 ;;
+  G) measure "G A unfolded, 1024" "${run[@]}" ${TWOCS_BENCH_ARGS:-} --workload "$bench/a-gpt3-175b-v2.yaml" --platform "$a100" \
+       --set cluster.nodes=128 --fold off --max-tasks 100000000 ;;
+  *) echo "bench.sh: unknown scenario '$1' (A-G)" >&2; exit 2 ;;
   esac
 }
 
@@ -90,4 +92,4 @@ if [[ "$mode" == curves ]]; then curves; exit 0; fi
 [[ "$mode" == table ]] && shift || true
 echo "# $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 header
-for s in "${@:-A B C D E F}"; do for x in $s; do scenario "$x"; done; done
+for s in "${@:-A B C D E F G}"; do for x in $s; do scenario "$x"; done; done
