@@ -68,6 +68,7 @@ StageContents contents_of(std::int64_t stage, std::int64_t mirror, const std::ve
 /// training accumulate and reduce gradients in fp32 "main gradients" (Megatron-LM forces
 /// accumulate_allreduce_grads_in_fp32 for bf16, megatron/training/arguments.py; DeepSpeed's
 /// BF16_Optimizer accumulates in fp32 too): 2 + 4 + 12 = 18 bytes. fp16 keeps 16-bit gradients.
+/// Megatron-Core's gradient buffer has the reduction's dtype; FSDP2, DeepSpeed keep fp32 (docs/memory-model.md).
 struct BytesPerParameter {
   double weights = 0;
   double gradients = 0;
@@ -78,7 +79,9 @@ BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
   const bool mixed = plan.dtype != Dtype::fp32;
   const double e = weight_element_size(plan); // fp8 training keeps 16-bit weights too (fp8_weights.hpp)
   const double states = plan.optimizer.kind == OptimizerKind::adam ? 8.0 : 4.0; // fp32 m, v or momentum
-  const double gradients = plan.dtype == Dtype::fp16 ? 2.0 : 4.0;
+  const double fp32_unless_fp16 = plan.dtype == Dtype::fp16 ? 2.0 : 4.0;
+  const double gradients =
+      plan.framework == Framework::megatron_lm ? plan.grad_reduce_element_size() : fp32_unless_fp16;
   return {e, gradients, states + (mixed ? 4.0 : 0.0)}; // + fp32 master weights
 }
 

@@ -104,6 +104,9 @@ using twocs::test::TempDir;
 /// The all-to-all dispatcher's sort of the received chunks by local expert and back (a pass over
 /// them each way, 2026-12-05): Qwen3-235B TP 2 EP 8 PP 32 -27.0% -> -25.1%, Megatron-Bridge's
 /// Qwen3-235B FP8 -24.4% -> -24.2%; 12.56% -> 12.49%.
+/// Megatron-Bridge's Llama rows reduce gradients in bf16 (set_llama3_common_configs and
+/// set_llama31_common_configs: grad_reduce_in_fp32 False; 2026-12-05): 70B +4.7% -> +4.6%, 405B
+/// -3.1% -> -4.2%; its Llama 3.1 405B FP8 on 256 GB200s joins at -20.2%; 32 rows, 12.49% -> 12.76%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0099},
@@ -122,8 +125,9 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-gb200-256gpu", -0.1832},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2423},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3842},
-                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0468},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0311},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0464},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0417},
+                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.2016},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.0630},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0737},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.1085},
@@ -173,7 +177,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1249) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1276) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
 }

@@ -42,6 +42,24 @@ TEST_CASE("mixed-precision Adam holds 16 bytes per parameter with fp16 and 18 wi
   CHECK(per_param(Dtype::fp32) == doctest::Approx(16)); // 4 + 4 + 8, no master copy
 }
 
+TEST_CASE("Megatron-Core's gradient buffer takes the reduction's dtype, other frameworks keep fp32 gradients") {
+  const auto m = gpt(2, 1024, 16);
+  auto plan = plan_of(1, 1, 4, 1, 4);
+  plan.dtype = Dtype::bf16;
+  const double params = static_cast<double>(count_parameters(m, 1).total(2));
+  const auto gradient_bytes = [&](TrainingPlan::GradReduce reduce, Framework framework) {
+    plan.grad_reduce = reduce;
+    plan.framework = framework;
+    return estimate_memory(m, plan).stages[0].breakdown.gradients.value() / params;
+  };
+  // distributed_data_parallel.py: torch.float if grad_reduce_in_fp32 else the parameter's dtype.
+  CHECK(gradient_bytes(TrainingPlan::GradReduce::automatic, Framework::megatron_lm) == doctest::Approx(4));
+  CHECK(gradient_bytes(TrainingPlan::GradReduce::model_dtype, Framework::megatron_lm) == doctest::Approx(2));
+  CHECK(gradient_bytes(TrainingPlan::GradReduce::fp32, Framework::megatron_lm) == doctest::Approx(4));
+  // DeepSpeed's BF16_Optimizer keeps fp32 copies whatever the reduction.
+  CHECK(gradient_bytes(TrainingPlan::GradReduce::model_dtype, Framework::megatron_deepspeed) == doctest::Approx(4));
+}
+
 TEST_CASE("each ZeRO stage shards one more kind of state over the data-parallel replicas") {
   const auto m = gpt(2, 1024, 16);
   auto plan = plan_of(1, 1, 8, 1, 8);
