@@ -40,10 +40,11 @@ void print_device(std::ostream& out, const hardware::DeviceSpec& d) {
   out << fmt::format("  {:<22} {} at {}\n", "memory", to_string(d.memory), to_string(d.memory_bandwidth));
   const auto& r = d.roofline;
   const auto& k = d.kernels;
-  out << fmt::format("  {:<22} gemm_efficiency {:.4g}, gemm_k_half {:.4g}, memory_efficiency {:.4g}, "
+  out << fmt::format("  {:<22} gemm_efficiency {:.4g}{}, gemm_k_half {:.4g}, memory_efficiency {:.4g}, "
                      "kernel_overhead {}\n",
-                     "operator model", r.gemm_efficiency, k.gemm_k_half, r.memory_efficiency,
-                     to_string(r.kernel_overhead));
+                     "operator model", r.gemm_efficiency,
+                     r.fp8_gemm_efficiency ? fmt::format(" (fp8 {:.4g})", *r.fp8_gemm_efficiency) : std::string(),
+                     k.gemm_k_half, r.memory_efficiency, to_string(r.kernel_overhead));
   std::string matrix;
   for (auto t : k.matrix_dtypes) matrix += fmt::format("{}{}", matrix.empty() ? "" : ", ", model::to_string(t));
   out << fmt::format("  {:<22} {} compute units; tiles {} ({}); vector tiles {}, efficiency {:.4g}\n", "",

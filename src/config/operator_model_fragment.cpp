@@ -52,6 +52,7 @@ std::string operator_model_fragment(const hardware::DeviceSpec& device, const Fr
   const auto& r = device.roofline;
   const auto& k = device.kernels;
   out += fmt::format("    gemm_efficiency: {}\n", number(r.gemm_efficiency));
+  if (r.fp8_gemm_efficiency) out += fmt::format("    fp8_gemm_efficiency: {}\n", number(*r.fp8_gemm_efficiency));
   out += fmt::format("    memory_efficiency: {}\n", number(r.memory_efficiency));
   out += fmt::format("    kernel_overhead: {}\n", microseconds(r.kernel_overhead));
   if (k.compute_units > 0) out += fmt::format("    compute_units: {}\n", k.compute_units);

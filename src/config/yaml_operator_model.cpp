@@ -16,10 +16,14 @@
 namespace twocs::config::detail {
 namespace {
 
-constexpr std::array<std::string_view, 14> operator_model_keys = {
-    "gemm_efficiency", "memory_efficiency", "kernel_overhead",   "compute_units",          "gemm_tiles",
-    "gemm_k_half",     "matrix_dtypes",     "vector_tiles",      "vector_gemm_efficiency", "vector_flops",
-    "measured",        "attention_kernel",  "measured_profiles", "measured_device_scale"};
+constexpr std::array<std::string_view, 15> operator_model_keys = {"gemm_efficiency",      "fp8_gemm_efficiency",
+                                                                  "memory_efficiency",    "kernel_overhead",
+                                                                  "compute_units",        "gemm_tiles",
+                                                                  "gemm_k_half",          "matrix_dtypes",
+                                                                  "vector_tiles",         "vector_gemm_efficiency",
+                                                                  "vector_flops",         "measured",
+                                                                  "attention_kernel",     "measured_profiles",
+                                                                  "measured_device_scale"};
 constexpr std::array<std::string_view, 2> device_scale_keys = {"compute", "memory_bandwidth"};
 constexpr std::array<std::string_view, 4> tile_keys = {"m", "n", "k", "efficiency"};
 constexpr std::array<std::string_view, 8> measured_keys = {"op",   "shape",  "dtype",        "time",
@@ -144,6 +148,7 @@ OperatorModelParams read_operator_model(const Field& field) {
   const MappingReader m(field, operator_model_keys);
   OperatorModelParams p;
   if (const auto f = m.optional("gemm_efficiency")) p.roofline.gemm_efficiency = read_fraction(*f);
+  if (const auto f = m.optional("fp8_gemm_efficiency")) p.roofline.fp8_gemm_efficiency = read_fraction(*f);
   if (const auto f = m.optional("memory_efficiency")) p.roofline.memory_efficiency = read_fraction(*f);
   if (const auto f = m.optional("kernel_overhead")) p.roofline.kernel_overhead = read_duration(*f, "4us");
   auto& k = p.kernels;

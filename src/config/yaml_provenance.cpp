@@ -15,13 +15,14 @@ namespace {
 
 // Every key of docs/input-formats.md's platform file that sets a rate, a size, a latency, an
 // efficiency or a kernel shape (the quantities a simulated time is computed from).
-constexpr std::array<std::string_view, 36> parameters = {
+constexpr std::array<std::string_view, 37> parameters = {
     "device.peak_flops",
     "device.memory",
     "device.memory_bandwidth",
     "device.comm_interference.compute_slowdown",
     "device.speed_variation.spread",
     "device.operator_model.gemm_efficiency",
+    "device.operator_model.fp8_gemm_efficiency",
     "device.operator_model.memory_efficiency",
     "device.operator_model.kernel_overhead",
     "device.operator_model.compute_units",

@@ -24,8 +24,8 @@ Path path_of(const hardware::DeviceSpec& device, model::Dtype dtype) {
   assert(peak && "validated: the device lists a peak for the dtype of every kernel");
   const auto& k = device.kernels;
   const bool matrix = k.is_matrix_dtype(dtype);
-  const double efficiency =
-      matrix ? device.roofline.gemm_efficiency : k.vector_gemm_efficiency.value_or(device.roofline.gemm_efficiency);
+  const double efficiency = matrix ? device.roofline.gemm_efficiency_for(dtype)
+                                   : k.vector_gemm_efficiency.value_or(device.roofline.gemm_efficiency);
   return {*peak, efficiency, matrix ? std::span(k.gemm_tiles) : std::span(k.vector_tiles), matrix};
 }
 

@@ -31,7 +31,7 @@ units::FlopRate KernelCostModel::vector_rate(model::Dtype dtype) const {
   const auto peak = device_.peak(dtype);
   assert(peak && "validated: the device lists a peak for the training dtype");
   // Without a vector rate the roofline's single compute roof applies (Williams et al. 2009).
-  return *peak * device_.roofline.gemm_efficiency;
+  return *peak * device_.roofline.gemm_efficiency_for(dtype);
 }
 
 KernelCostModel::Terms KernelCostModel::formula_terms(const model::ComputeOp& op) const {

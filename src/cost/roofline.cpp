@@ -20,7 +20,7 @@ Terms terms_of(const hardware::DeviceSpec& device, const model::ComputeOp& op) {
     assert(peak && "validated: the device lists a peak for the training dtype");
     // Matrix work runs at the tensor-core peak; other kernels are memory-bound in practice and
     // their FLOPs are costed at the same peak so that the roofline stays one formula.
-    t.compute = op.flops / (*peak * p.gemm_efficiency);
+    t.compute = op.flops / (*peak * p.gemm_efficiency_for(op.dtype));
   }
   t.memory = op.bytes / (device.memory_bandwidth * p.memory_efficiency);
   t.overhead = p.kernel_overhead;

@@ -84,6 +84,9 @@ void validate(const ClusterSpec& cluster) {
   if (!efficiency_ok(d.roofline.gemm_efficiency))
     throw InputError("device.operator_model.gemm_efficiency must lie in (0, 1]",
                      "device.operator_model.gemm_efficiency", "give a fraction of peak such as 0.8");
+  if (d.roofline.fp8_gemm_efficiency && !efficiency_ok(*d.roofline.fp8_gemm_efficiency))
+    throw InputError("device.operator_model.fp8_gemm_efficiency must lie in (0, 1]",
+                     "device.operator_model.fp8_gemm_efficiency", "give a fraction of the FP8 peak such as 0.75");
   if (!efficiency_ok(d.roofline.memory_efficiency))
     throw InputError("device.operator_model.memory_efficiency must lie in (0, 1]",
                      "device.operator_model.memory_efficiency", "give a fraction of peak bandwidth such as 0.8");

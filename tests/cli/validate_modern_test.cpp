@@ -107,6 +107,8 @@ using twocs::test::TempDir;
 /// Megatron-Bridge's Llama rows reduce gradients in bf16 (set_llama3_common_configs and
 /// set_llama31_common_configs: grad_reduce_in_fp32 False; 2026-12-05): 70B +4.7% -> +4.6%, 405B
 /// -3.1% -> -4.2%; its Llama 3.1 405B FP8 on 256 GB200s joins at -20.2%; 32 rows, 12.49% -> 12.76%.
+/// GB200's efficiencies from its own MAMF, bf16 and FP8 apart (0.82 and 0.77 for B200's 0.8):
+/// the zoo's GB200 row -18.3% -> -19.6%, the 405B FP8 row -20.2% -> -18.7%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0099},
@@ -122,12 +124,12 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0651},
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0346},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0195},
-                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1832},
+                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1956},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2423},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3842},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0464},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.0417},
-                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.2016},
+                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.1866},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.0630},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0737},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.1085},

@@ -235,6 +235,9 @@ TEST_CASE("a plan larger than the cluster shows every degree of its device count
 TEST_CASE("a platform inconsistency found by hardware::validate is located in the platform") {
   const auto e = platform_error(test::small_platform, {"device.operator_model.gemm_efficiency=1.5"});
   CHECK(where(e) == "--set device.operator_model.gemm_efficiency=1.5:1:39");
+  const auto fp8 = platform_error(test::small_platform, {"device.operator_model.fp8_gemm_efficiency=0"});
+  CHECK(where(fp8) == "--set device.operator_model.fp8_gemm_efficiency=0:1:43");
+  CHECK(fp8.key_path() == "device.operator_model.fp8_gemm_efficiency");
   const auto file = platform_error(platform_with("network: {", "network: {oversubscription: 0.5, "));
   CHECK(where(file) == "p.yaml:12:31");
   CHECK(file.key_path() == "cluster.network.oversubscription");

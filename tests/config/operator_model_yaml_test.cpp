@@ -28,6 +28,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 const std::string full_model = R"(
     gemm_efficiency: 0.75
+    fp8_gemm_efficiency: 0.7
     memory_efficiency: 0.85
     kernel_overhead: 5us
     compute_units: 108
@@ -51,6 +52,9 @@ TEST_CASE("every operator_model key is read") {
   const auto& r = c.device.roofline;
   const auto& k = c.device.kernels;
   CHECK(r.gemm_efficiency == 0.75);
+  CHECK(r.fp8_gemm_efficiency == 0.7);
+  CHECK(r.gemm_efficiency_for(model::Dtype::fp8) == 0.7);
+  CHECK(r.gemm_efficiency_for(model::Dtype::bf16) == 0.75);
   CHECK(r.memory_efficiency == 0.85);
   CHECK(r.kernel_overhead.value() == doctest::Approx(5e-6));
   CHECK(k.compute_units == 108);
@@ -215,6 +219,7 @@ TEST_CASE("a written fragment reads back as the same parameters") {
   const auto back = config::parse_platform({"fragment.yaml", text}).device;
   CHECK(back.name == "fitted \"A\"");
   CHECK(back.roofline.gemm_efficiency == original.roofline.gemm_efficiency);
+  CHECK(back.roofline.fp8_gemm_efficiency == original.roofline.fp8_gemm_efficiency);
   CHECK(back.roofline.kernel_overhead.value() == doctest::Approx(original.roofline.kernel_overhead.value()));
   CHECK(back.kernels.gemm_tiles == original.kernels.gemm_tiles);
   CHECK(back.kernels.vector_tiles == original.kernels.vector_tiles);

@@ -2,6 +2,8 @@
 // generated, and reports the errors of a fit.
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include <twocs/cost/calibration.hpp>
 #include <twocs/cost/kernel_cost_model.hpp>
 #include <twocs/cost/measured_table.hpp>
@@ -63,7 +65,7 @@ std::vector<hardware::KernelMeasurement> synthetic_profile(const hardware::Devic
 
 TEST_CASE("calibration recovers the parameters that generated the measurements") {
   auto truth = a100_like();
-  truth.roofline = {0.73, 0.86, units::Seconds(6e-6)};
+  truth.roofline = {0.73, 0.86, units::Seconds(6e-6), std::nullopt};
   truth.kernels.gemm_k_half = 48;
   const auto rows = synthetic_profile(truth);
   // Start from different parameters: the defaults.
@@ -81,7 +83,7 @@ TEST_CASE("calibration recovers the parameters that generated the measurements")
 
 TEST_CASE("calibration keeps parameters within bounds and those no measurement informs") {
   auto truth = a100_like();
-  truth.roofline = {0.7, 0.9, units::Seconds(3e-6)};
+  truth.roofline = {0.7, 0.9, units::Seconds(3e-6), std::nullopt};
   truth.kernels.gemm_k_half = 0; // at the bound
   std::vector<hardware::KernelMeasurement> gemms;
   // Compute-bound GEMMs of different wave counts (19, 5, 10, 5): they determine e, k_half and o.
@@ -106,7 +108,7 @@ TEST_CASE("calibration keeps parameters within bounds and those no measurement i
 
 TEST_CASE("noisy measurements give a fit with small errors, reported per kind") {
   auto truth = a100_like();
-  truth.roofline = {0.82, 0.78, units::Seconds(5e-6)};
+  truth.roofline = {0.82, 0.78, units::Seconds(5e-6), std::nullopt};
   truth.kernels.gemm_k_half = 64;
   auto rows = synthetic_profile(truth);
   double sign = 1;
@@ -134,7 +136,7 @@ TEST_CASE("calibration with two tiles and split-K converges and recovers the par
   // an arithmetic encoding once collapsed (tile 1 with 1 split == tile 0 with 2 splits).
   truth.kernels.gemm_tiles = {{256, 128, 32, 1.0}, {128, 128, 32, 0.9}};
   auto base = truth;
-  truth.roofline = {0.76, 0.84, units::Seconds(4e-6)};
+  truth.roofline = {0.76, 0.84, units::Seconds(4e-6), std::nullopt};
   truth.kernels.gemm_k_half = 40;
   const auto rows = synthetic_profile(truth);
   const auto result = cost::calibrate(base, rows);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 
 #include <twocs/cost/gemm_timing.hpp>
 #include <twocs/cost/kernel_cost_model.hpp>
@@ -21,7 +22,7 @@ hardware::DeviceSpec device(double k_half = 0, double overhead = 0) {
   d.peak_flops[model::Dtype::fp32] = units::FlopRate(19.5e12);
   d.memory = units::Bytes(80e9);
   d.memory_bandwidth = units::ByteRate(2039e9);
-  d.roofline = {0.8, 0.8, units::Seconds(overhead)};
+  d.roofline = {0.8, 0.8, units::Seconds(overhead), std::nullopt};
   d.kernels.compute_units = 108;
   d.kernels.gemm_tiles = {{256, 128, 32, 1.0}};
   d.kernels.gemm_k_half = k_half;

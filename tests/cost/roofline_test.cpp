@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include <twocs/cost/roofline.hpp>
 
 using namespace twocs;
@@ -13,7 +15,7 @@ hardware::DeviceSpec device(double gemm_efficiency, double memory_efficiency, do
   d.peak_flops[model::Dtype::fp32] = units::FlopRate(19.5e12);
   d.memory = units::Bytes(80e9);
   d.memory_bandwidth = units::ByteRate(2039e9);
-  d.roofline = {gemm_efficiency, memory_efficiency, units::Seconds(overhead)};
+  d.roofline = {gemm_efficiency, memory_efficiency, units::Seconds(overhead), std::nullopt};
   return d;
 }
 
@@ -29,6 +31,17 @@ model::ComputeOp gemm(std::int64_t m, std::int64_t n, std::int64_t k, model::Dty
 }
 
 } // namespace
+
+TEST_CASE("an FP8 GEMM takes the FP8 efficiency where the device states one, a 16-bit GEMM the other") {
+  auto d = device(0.8, 0.8, 0);
+  d.peak_flops[model::Dtype::fp8] = units::FlopRate(624e12);
+  const auto fp8 = gemm(8192, 8192, 8192, model::Dtype::fp8);
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  CHECK(cost::RooflineCostModel(d).duration(fp8).value() == doctest::Approx(flops / (624e12 * 0.8)));
+  d.roofline.fp8_gemm_efficiency = 0.6;
+  CHECK(cost::RooflineCostModel(d).duration(fp8).value() == doctest::Approx(flops / (624e12 * 0.6)));
+  CHECK(cost::RooflineCostModel(d).duration(gemm(8192, 8192, 8192)).value() == doctest::Approx(flops / (312e12 * 0.8)));
+}
 
 TEST_CASE("a large GEMM alone takes its FLOPs over peak times efficiency") {
   const cost::RooflineCostModel model(device(0.8, 0.8, 0));

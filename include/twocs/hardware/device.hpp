@@ -26,6 +26,14 @@ struct RooflineParams {
   /// Fixed cost per kernel: launch latency and framework overhead (about 4-5 us for a CUDA
   /// kernel launch through PyTorch; NVIDIA CUDA C++ Best Practices Guide, "kernel launch").
   units::Seconds kernel_overhead = units::Seconds(4e-6);
+  /// The same for FP8 GEMMs, where the device's published maximum achievable FP8 matmul rate
+  /// gives its own (Bekman's MAMF table lists bf16 and FP8 apart); unset: gemm_efficiency.
+  std::optional<double> fp8_gemm_efficiency;
+
+  /// The efficiency of a large GEMM in `dtype`.
+  [[nodiscard]] double gemm_efficiency_for(model::Dtype dtype) const {
+    return dtype == model::Dtype::fp8 && fp8_gemm_efficiency ? *fp8_gemm_efficiency : gemm_efficiency;
+  }
 };
 
 /// Compute-communication interference (docs/validation.md, "Mechanisms"): a NCCL/RCCL kernel
