@@ -39,6 +39,10 @@ void TaskGraph::add_unindexed(TaskId before, TaskId after) const {
   }
   unindexed_.back().emplace_back(before, after);
   ++unindexed_count_;
+  if (!predecessor_begin_.empty()) { // rows read before this dependency: rebuilt on the next read
+    predecessor_begin_ = {};
+    predecessors_ = {};
+  }
 }
 
 void TaskGraph::index() const {

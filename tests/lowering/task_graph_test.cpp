@@ -97,6 +97,12 @@ TEST_CASE("predecessors come in increasing id order, successors in the order add
   CHECK(g.predecessor_count(late) == 0);
   g.add_dependency(0, 5);
   CHECK(predecessors_of(g, 5) == std::vector<TaskId>{0, 1, 3, 4});
+  // Rows read while the graph had no dependency at all follow the first one added.
+  TaskGraph empty(1);
+  for (int i = 0; i < 2; ++i) (void)empty.add_kernel(0, {}, {});
+  CHECK(empty.predecessor_count(1) == 0);
+  empty.add_dependency(0, 1);
+  CHECK(predecessors_of(empty, 1) == std::vector<TaskId>{0});
 }
 
 TEST_CASE("identical kernels share one record, kernels that differ in any field keep their own") {
