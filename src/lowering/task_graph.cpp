@@ -51,8 +51,7 @@ TaskId TaskGraph::add(DeviceId device, TaskKind kind, const TaskTag& tag, std::u
   const auto id = static_cast<TaskId>(tasks_.size());
   tasks_.push_back({kind, tag.pass, device, tag.layer, tag.micro_batch, tag.label, detail});
   if (!successor_begin_.empty()) successor_begin_.push_back(successor_begin_.back()); // indexed: no dependencies yet
-  predecessor_begin_ = {};                                                            // rebuilt on the next read
-  predecessors_ = {};
+  drop_predecessor_rows();
   return id;
 }
 

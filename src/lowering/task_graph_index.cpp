@@ -39,10 +39,13 @@ void TaskGraph::add_unindexed(TaskId before, TaskId after) const {
   }
   unindexed_.back().emplace_back(before, after);
   ++unindexed_count_;
-  if (!predecessor_begin_.empty()) { // rows read before this dependency: rebuilt on the next read
-    predecessor_begin_ = {};
-    predecessors_ = {};
-  }
+  drop_predecessor_rows();
+}
+
+void TaskGraph::drop_predecessor_rows() const {
+  if (predecessor_begin_.empty()) return;
+  predecessor_begin_ = {};
+  predecessors_ = {};
 }
 
 void TaskGraph::index() const {
@@ -84,9 +87,8 @@ void TaskGraph::unindex() {
     for (std::uint32_t k = successor_begin_[id]; k < successor_begin_[id + 1]; ++k)
       add_unindexed(static_cast<TaskId>(id), successors_[k]);
   successors_ = {};
-  predecessors_ = {};
   successor_begin_ = {};
-  predecessor_begin_ = {};
+  drop_predecessor_rows();
 }
 
 void TaskGraph::reserve(std::size_t tasks) {

@@ -114,6 +114,9 @@ private:
   std::uint32_t kernel_record(const Kernel& kernel);
   void index() const;
   void index_predecessors() const;
+  /// Forgets predecessor rows read before a change (a task or dependency added): the next read
+  /// rebuilds them.
+  void drop_predecessor_rows() const;
   void unindex();
   void add_unindexed(TaskId before, TaskId after) const;
 
