@@ -109,6 +109,9 @@ using twocs::test::TempDir;
 /// -3.1% -> -4.2%; its Llama 3.1 405B FP8 on 256 GB200s joins at -20.2%; 32 rows, 12.49% -> 12.76%.
 /// GB200's efficiencies from its own MAMF, bf16 and FP8 apart (0.82 and 0.77 for B200's 0.8):
 /// the zoo's GB200 row -18.3% -> -19.6%, the 405B FP8 row -20.2% -> -18.7%.
+/// Megatron-Bridge's dense FP8 rows on B200 and GB200 of its 25.11 summary join (2026-12-05, with
+/// nothing chosen in their view): Llama 3 8B on 8 B200 -19.3%, on 8 GB200 -23.6%, Llama 3.1 405B
+/// on 128 B200 -20.7%; 35 rows, 12.75% -> 13.48%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0099},
@@ -130,6 +133,9 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0464},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.0417},
                                                         {"bridge-llama31-405b-fp8-gb200-256gpu", -0.1866},
+                                                        {"bridge-llama3-8b-fp8-b200-8gpu", -0.1932},
+                                                        {"bridge-llama3-8b-fp8-gb200-8gpu", -0.2355},
+                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.2066},
                                                         {"torchtitan-llama3-8b-fsdp8", -0.0630},
                                                         {"torchtitan-llama3-8b-fsdp128", -0.0737},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.1085},
@@ -179,7 +185,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1276) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1348) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
 }
