@@ -112,6 +112,9 @@ using twocs::test::TempDir;
 /// Megatron-Bridge's dense FP8 rows on B200 and GB200 of its 25.11 summary join (2026-12-05, with
 /// nothing chosen in their view): Llama 3 8B on 8 B200 -19.3%, on 8 GB200 -23.6%, Llama 3.1 405B
 /// on 128 B200 -20.7%; 35 rows, 12.75% -> 13.48%.
+/// The Grand Teton hosts' GEMM rates at 500 W from Meta's published 500 W cuBLAS times (FBGEMM
+/// pull request 2546: measured_device_scale compute 0.922 -> 0.809, the same day): torchtitan's
+/// Grand Teton rows -6.3% .. -19.5% -> +2.4% .. -12.2%; 13.48% -> 11.43%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0099},
@@ -136,15 +139,15 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"bridge-llama3-8b-fp8-b200-8gpu", -0.1932},
                                                         {"bridge-llama3-8b-fp8-gb200-8gpu", -0.2355},
                                                         {"bridge-llama31-405b-fp8-b200-128gpu", -0.2066},
-                                                        {"torchtitan-llama3-8b-fsdp8", -0.0630},
-                                                        {"torchtitan-llama3-8b-fsdp128", -0.0737},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.1085},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.1117},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile-float8", -0.1108},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile-float8", -0.1107},
-                                                        {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.1617},
-                                                        {"torchtitan-llama3-70b-2d-256gpu", -0.1719},
-                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1950},
+                                                        {"torchtitan-llama3-8b-fsdp8", 0.0241},
+                                                        {"torchtitan-llama3-8b-fsdp128", 0.0129},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.0077},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.0111},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile-float8", -0.0242},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile-float8", -0.0238},
+                                                        {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0641},
+                                                        {"torchtitan-llama3-70b-2d-256gpu", -0.1003},
+                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1221},
                                                         {"torchtitan-llama3-8b-h200-32gpu", -0.0598},
                                                         {"torchtitan-llama3-8b-h200-64gpu", -0.0728}};
 
@@ -185,7 +188,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1348) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1143) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
 }
