@@ -115,6 +115,9 @@ using twocs::test::TempDir;
 /// The Grand Teton hosts' GEMM rates at 500 W from Meta's published 500 W cuBLAS times (FBGEMM
 /// pull request 2546: measured_device_scale compute 0.922 -> 0.809, the same day): torchtitan's
 /// Grand Teton rows -6.3% .. -19.5% -> +2.4% .. -12.2%; 13.48% -> 11.43%.
+/// GB200's fused attention at cuDNN's published GB200 rates (cudnn-frontend's SDPA training
+/// benchmark, cuDNN 9.17 and 9.18): the zoo's GB200 row -19.6% -> -17.1%, the 405B FP8 row
+/// -18.7% -> -17.3%, the 8B FP8 row -23.6% -> -20.8%; 11.43% -> 11.24%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0099},
@@ -130,14 +133,14 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0651},
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0346},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0195},
-                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1956},
+                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1705},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2423},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3842},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0464},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.0417},
-                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.1866},
+                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.1728},
                                                         {"bridge-llama3-8b-fp8-b200-8gpu", -0.1932},
-                                                        {"bridge-llama3-8b-fp8-gb200-8gpu", -0.2355},
+                                                        {"bridge-llama3-8b-fp8-gb200-8gpu", -0.2080},
                                                         {"bridge-llama31-405b-fp8-b200-128gpu", -0.2066},
                                                         {"torchtitan-llama3-8b-fsdp8", 0.0241},
                                                         {"torchtitan-llama3-8b-fsdp128", 0.0129},
@@ -188,7 +191,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1143) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1124) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
 }
