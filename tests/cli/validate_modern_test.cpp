@@ -118,6 +118,10 @@ using twocs::test::TempDir;
 /// GB200's fused attention at cuDNN's published GB200 rates (cudnn-frontend's SDPA training
 /// benchmark, cuDNN 9.17 and 9.18): the zoo's GB200 row -19.6% -> -17.1%, the 405B FP8 row
 /// -18.7% -> -17.3%, the 8B FP8 row -23.6% -> -20.8%; 11.43% -> 11.24%.
+/// The Blackwell efficiencies as MAMF reads, the best rate over the finder's grid of shapes (B200
+/// 0.80 / 0.78 -> 0.778 / 0.765, GB200 0.82 / 0.77 -> 0.731 / 0.725): the zoo's GB200 row -17.1% ->
+/// -11.9%, the GB200 405B -17.3% -> -13.0%, the 8B rows -19.3% / -20.8% -> -17.9% both, the B200
+/// 405B -20.7% -> -19.5%; 11.24% -> 10.81%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0099},
@@ -133,15 +137,15 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0651},
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0346},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0195},
-                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1705},
+                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1188},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2423},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3842},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0464},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.0417},
-                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.1728},
-                                                        {"bridge-llama3-8b-fp8-b200-8gpu", -0.1932},
-                                                        {"bridge-llama3-8b-fp8-gb200-8gpu", -0.2080},
-                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.2066},
+                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.1299},
+                                                        {"bridge-llama3-8b-fp8-b200-8gpu", -0.1788},
+                                                        {"bridge-llama3-8b-fp8-gb200-8gpu", -0.1786},
+                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.1951},
                                                         {"torchtitan-llama3-8b-fsdp8", 0.0241},
                                                         {"torchtitan-llama3-8b-fsdp128", 0.0129},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.0077},
@@ -191,7 +195,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1124) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1081) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
 }
