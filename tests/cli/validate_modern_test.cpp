@@ -122,41 +122,43 @@ using twocs::test::TempDir;
 /// 0.80 / 0.78 -> 0.778 / 0.765, GB200 0.82 / 0.77 -> 0.731 / 0.725): the zoo's GB200 row -17.1% ->
 /// -11.9%, the GB200 405B -17.3% -> -13.0%, the 8B rows -19.3% / -20.8% -> -17.9% both, the B200
 /// 405B -20.7% -> -19.5%; 11.24% -> 10.81%.
+/// The same reading on the GH100 files (0.83 -> 0.806; their GEMMs take the measured tables):
+/// every H100 and H200 row within 0.2 points; 10.81% -> 10.78%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0099},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0098},
                                                         {"nemo-gpt3-175b-fp8-512gpu", 0.0812},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0583},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0248},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1646},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4957},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1346},
-                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2633},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2513},
-                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0833},
-                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0651},
-                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0346},
-                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0195},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0584},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0246},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1644},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4952},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1341},
+                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2627},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2506},
+                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0826},
+                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0645},
+                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0342},
+                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0192},
                                                         {"mcore-qwen3-235b-gb200-256gpu", -0.1188},
-                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2423},
-                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.3842},
-                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0464},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0417},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2422},
+                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.3838},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0466},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0416},
                                                         {"bridge-llama31-405b-fp8-gb200-256gpu", -0.1299},
                                                         {"bridge-llama3-8b-fp8-b200-8gpu", -0.1788},
                                                         {"bridge-llama3-8b-fp8-gb200-8gpu", -0.1786},
                                                         {"bridge-llama31-405b-fp8-b200-128gpu", -0.1951},
-                                                        {"torchtitan-llama3-8b-fsdp8", 0.0241},
-                                                        {"torchtitan-llama3-8b-fsdp128", 0.0129},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.0077},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.0111},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile-float8", -0.0242},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile-float8", -0.0238},
-                                                        {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0641},
-                                                        {"torchtitan-llama3-70b-2d-256gpu", -0.1003},
-                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1221},
-                                                        {"torchtitan-llama3-8b-h200-32gpu", -0.0598},
-                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0728}};
+                                                        {"torchtitan-llama3-8b-fsdp8", 0.0243},
+                                                        {"torchtitan-llama3-8b-fsdp128", 0.0131},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.0074},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.0108},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile-float8", -0.0238},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile-float8", -0.0234},
+                                                        {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0629},
+                                                        {"torchtitan-llama3-70b-2d-256gpu", -0.0987},
+                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1205},
+                                                        {"torchtitan-llama3-8b-h200-32gpu", -0.0596},
+                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0726}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
@@ -195,7 +197,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1081) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1078) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
 }
