@@ -124,6 +124,8 @@ using twocs::test::TempDir;
 /// 405B -20.7% -> -19.5%; 11.24% -> 10.81%.
 /// The same reading on the GH100 files (0.83 -> 0.806; their GEMMs take the measured tables):
 /// every H100 and H200 row within 0.2 points; 10.81% -> 10.78%.
+/// Megatron-Bridge's 25.11 H100 rows at smaller global batches join (the same day): Llama 3 70B
+/// at 128 +1.9%, Llama 3.1 405B at 512 -12.1%; 37 rows, 10.78% -> 10.57%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0098},
@@ -144,6 +146,8 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3838},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0466},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.0416},
+                                                        {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0187},
+                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.1209},
                                                         {"bridge-llama31-405b-fp8-gb200-256gpu", -0.1299},
                                                         {"bridge-llama3-8b-fp8-b200-8gpu", -0.1788},
                                                         {"bridge-llama3-8b-fp8-gb200-8gpu", -0.1786},
@@ -197,7 +201,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1078) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1057) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
 }
