@@ -17,29 +17,26 @@ using namespace twocs;
 
 namespace {
 
-/// The TFLOP/s the platform's formula gives a GEMM of m x n x k in `dtype`.
-double modelled_tflops(const std::string& platform, std::int64_t m, std::int64_t n, std::int64_t k,
-                       model::Dtype dtype) {
+/// The device of a platform file of the repository.
+hardware::DeviceSpec device_of(const std::string& platform) {
   const auto path = std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / platform;
-  const auto cluster = config::parse_platform(config::read_input(path), {});
-  const model::GemmShape shape{m, n, k, 1};
-  const auto timing = cost::time_gemm(cluster.device, shape, dtype);
+  return config::parse_platform(config::read_input(path), {}).device;
+}
+
+/// The TFLOP/s the formula gives a GEMM of m x n x k in `dtype` on `device`.
+double modelled_tflops(const hardware::DeviceSpec& device, std::int64_t m, std::int64_t n, std::int64_t k,
+                       model::Dtype dtype) {
+  const auto timing = cost::time_gemm(device, model::GemmShape{m, n, k, 1}, dtype);
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / timing.compute.value() / 1e12;
 }
 
-/// The best TFLOP/s the platform's formula gives over m, n, k in {256, 512, ..., 20480}
-/// (mamf-finder.py's example range and step, stas00/ml-engineering compute/accelerator/benchmarks).
-double grid_best_tflops(const std::string& platform, model::Dtype dtype) {
-  const auto path = std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / platform;
-  const auto cluster = config::parse_platform(config::read_input(path), {});
+/// The best TFLOP/s the formula gives over m, n, k in {256, 512, ..., 20480} (mamf-finder.py's
+/// example range and step, stas00/ml-engineering compute/accelerator/benchmarks).
+double grid_best_tflops(const hardware::DeviceSpec& device, model::Dtype dtype) {
   double best = 0;
   for (std::int64_t m = 256; m <= 20480; m += 256)
     for (std::int64_t n = 256; n <= 20480; n += 256)
-      for (std::int64_t k = 256; k <= 20480; k += 256) {
-        const auto timing = cost::time_gemm(cluster.device, model::GemmShape{m, n, k, 1}, dtype);
-        best = std::max(best, 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) /
-                                  timing.compute.value() / 1e12);
-      }
+      for (std::int64_t k = 256; k <= 20480; k += 256) best = std::max(best, modelled_tflops(device, m, n, k, dtype));
   return best;
 }
 
@@ -72,7 +69,8 @@ TEST_CASE("each platform's best GEMM rate over the MAMF grid is its device's pub
   for (const auto& p : published) {
     CAPTURE(p.platform);
     CAPTURE(p.mamf);
-    CHECK(grid_best_tflops(p.platform, p.dtype) == doctest::Approx(p.mamf).epsilon(0.005));
-    CHECK(modelled_tflops(p.platform, p.m, p.n, p.k, p.dtype) <= p.mamf * 1.005);
+    const auto device = device_of(p.platform);
+    CHECK(grid_best_tflops(device, p.dtype) == doctest::Approx(p.mamf).epsilon(0.005));
+    CHECK(modelled_tflops(device, p.m, p.n, p.k, p.dtype) <= p.mamf * 1.005);
   }
 }
