@@ -120,7 +120,8 @@ ValidationRow iteration_row(const ValidationRun& run, const ValidateOptions& opt
   return row;
 }
 
-/// One layer on one tensor-parallel group: forward; recomputation plus backward.
+/// One layer on one tensor-parallel group: forward; recomputation plus backward (or their sum, where
+/// the source gives only that).
 std::vector<ValidationRow> layer_rows(const ValidationRun& run, const ValidateOptions& options, spdlog::logger& log) {
   const config::Scenario scenario = load(run, options);
   const auto& plan = scenario.workload.plan;
@@ -142,6 +143,13 @@ std::vector<ValidationRow> layer_rows(const ValidationRun& run, const ValidateOp
   const std::string group =
       moe ? fmt::format("{} (t = {}, ep = {}, one MoE block)", gpus, plan.parallelism.tensor, plan.parallelism.expert)
           : fmt::format("{} (t = {}, one layer)", plan.parallelism.tensor, plan.parallelism.tensor);
+  if (run.forward_backward) {
+    ValidationRow sum_row = row_of(run.name + " forward+backward", run, group, ValidationKind::layer);
+    sum_row.measured = *run.forward_backward;
+    sum_row.predicted = times.forward + times.backward;
+    log.info("{}: forward+backward {:+.1f}%", run.name, 100 * sum_row.error());
+    return {sum_row};
+  }
   ValidationRow forward_row = row_of(run.name + " forward", run, group, ValidationKind::layer);
   forward_row.measured = run.forward;
   forward_row.predicted = times.forward;

@@ -24,7 +24,7 @@ constexpr std::array<std::string_view, 4> iteration_keys = {"iteration_time", "t
                                                             "model_tflops_per_gpu", "peak_memory"};
 constexpr std::array<std::string_view, 3> fold_names = {"auto", "on", "off"};
 constexpr std::array fold_values = {ValidationFold::automatic, ValidationFold::on, ValidationFold::off};
-constexpr std::array<std::string_view, 2> layer_keys = {"forward", "backward"};
+constexpr std::array<std::string_view, 3> layer_keys = {"forward", "backward", "forward_backward"};
 constexpr std::array<std::string_view, 2> kind_names = {"iteration", "layer"};
 constexpr std::array kind_values = {ValidationKind::iteration, ValidationKind::layer};
 constexpr std::array<std::string_view, 2> part_names = {"layer", "moe"};
@@ -65,6 +65,16 @@ void read_iteration_measurement(const Field& field, ValidationRun& run) {
 
 void read_layer_measurement(const Field& field, ValidationRun& run) {
   const MappingReader m(field, layer_keys);
+  if (const auto sum = m.optional("forward_backward")) {
+    // A source that publishes only the sum (a harness's forward plus backward).
+    if (m.optional("forward") || m.optional("backward"))
+      detail::fail_at(field.where(), field.path, "give forward and backward, or forward_backward alone",
+                      "e.g. {forward: 7.7ms, backward: 11.9ms} or {forward_backward: 19.6ms}");
+    run.forward_backward = detail::read_duration(*sum, "19.6ms");
+    if (run.forward_backward->value() <= 0)
+      detail::fail_at(sum->where(), sum->path, "layer times must be positive", "e.g. {forward_backward: 19.6ms}");
+    return;
+  }
   run.forward = detail::read_duration(m.required("forward", "7.7ms"), "7.7ms");
   run.backward = detail::read_duration(m.required("backward", "11.9ms"), "11.9ms");
   if (run.forward.value() <= 0 || run.backward.value() <= 0)

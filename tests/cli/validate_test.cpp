@@ -76,6 +76,41 @@ TEST_CASE("a bad validation file exits 2 naming the file, line and column") {
   CHECK(contains(unknown.err, "nope"));
 }
 
+TEST_CASE("a layer row measured only as forward plus backward compares one row with the two passes' sum") {
+  TempDir dir("validate-layer-sum");
+  const auto rows = [&](const std::string& measured) {
+    const std::string suite = small_suite(dir, measured + "\n    kind: layer");
+    const auto r = run_command_line({"validate", suite, "--json", dir.file("v.json")});
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(twocs::test::read_text(dir.file("v.json")))["runs"];
+  };
+  const auto passes = rows("{forward: 2ms, backward: 3ms}");
+  REQUIRE(passes.size() == 2);
+  const auto sum = rows("{forward_backward: 5ms}");
+  REQUIRE(sum.size() == 1);
+  CHECK(sum[0]["name"] == "tiny forward+backward");
+  CHECK(sum[0]["kind"] == "layer");
+  CHECK(sum[0]["measured_s"] == doctest::Approx(0.005));
+  const double predicted = passes[0]["predicted_s"].get<double>() + passes[1]["predicted_s"].get<double>();
+  CHECK(sum[0]["predicted_s"] == doctest::Approx(predicted).epsilon(1e-12));
+  CHECK(sum[0]["error"] == doctest::Approx(predicted / 0.005 - 1).epsilon(1e-9));
+}
+
+TEST_CASE("a layer row gives forward and backward, or forward_backward alone, and positive") {
+  TempDir dir("validate-layer-sum-bad");
+  const auto mixed =
+      run_command_line({"validate", small_suite(dir, "{forward: 2ms, forward_backward: 5ms}\n    kind: layer")});
+  CHECK(mixed.code == 2);
+  CHECK(contains(mixed.err, "suite.yaml:6:"));
+  CHECK(contains(mixed.err, "give forward and backward, or forward_backward alone"));
+  const auto zero = run_command_line({"validate", small_suite(dir, "{forward_backward: 0ms}\n    kind: layer")});
+  CHECK(zero.code == 2);
+  CHECK(contains(zero.err, "layer times must be positive"));
+  const auto missing = run_command_line({"validate", small_suite(dir, "{forward: 2ms}\n    kind: layer")});
+  CHECK(missing.code == 2);
+  CHECK(contains(missing.err, "backward"));
+}
+
 TEST_CASE("a bad entry of a run's set: list is reported at its line and column in the validation file") {
   TempDir dir("validate-set");
   const std::string suite = small_suite(dir, "{iteration_time: 1s}");

@@ -47,8 +47,11 @@ struct ValidationRun {
   ValidationFold fold = ValidationFold::automatic; // `--fold` other than auto wins
   units::Seconds forward;                          // layer rows
   units::Seconds backward;                         // layer rows
-  ValidationPart part = ValidationPart::layer;     // layer rows
-  SourceLocation where;                            // the row, for errors
+  /// Layer rows whose source gives only the sum of forward and backward (then `forward` and
+  /// `backward` are 0): compared as one row, "NAME forward+backward".
+  std::optional<units::Seconds> forward_backward;
+  ValidationPart part = ValidationPart::layer; // layer rows
+  SourceLocation where;                        // the row, for errors
 };
 
 struct ValidationSuite {
