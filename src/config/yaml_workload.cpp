@@ -12,6 +12,10 @@
 namespace twocs::config::detail {
 namespace {
 
+/// The most layers a model may have, and multi-token-prediction depths beside them: a task
+/// records its layer in 16 bits (lowering::Task), and 16,384 is far beyond any model built.
+constexpr std::int64_t max_model_layers = 16384;
+
 using model::TrainingPlan;
 using model::TransformerConfig;
 
@@ -190,7 +194,7 @@ void read_modern_keys(const MappingReader& m, TransformerConfig& c) {
   if (const auto f = m.optional("head_dim")) c.head_dim_override = read_count(*f);
   if (const auto f = m.optional("moe")) c.moe = read_moe(*f);
   if (const auto f = m.optional("mla")) c.mla = read_mla(*f);
-  if (const auto f = m.optional("mtp_layers")) c.mtp_layers = read_count_or_zero(*f);
+  if (const auto f = m.optional("mtp_layers")) c.mtp_layers = read_count_up_to(*f, max_model_layers, 0);
 }
 
 TransformerConfig read_model(const Field& field, std::string_view default_name) {
@@ -198,7 +202,7 @@ TransformerConfig read_model(const Field& field, std::string_view default_name) 
   TransformerConfig c;
   const auto name = m.optional("name");
   c.name = name ? read_text(*name) : std::string(default_name);
-  c.layers = read_count(m.required("layers", "96"));
+  c.layers = read_count_up_to(m.required("layers", "96"), max_model_layers);
   const Field hidden = m.required("hidden", "12288");
   c.hidden = read_count(hidden);
   c.heads = read_count(m.required("heads", "96"));

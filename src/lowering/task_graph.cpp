@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <functional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -49,7 +50,20 @@ TaskGraph::TaskGraph(DeviceId device_count) : device_count_(device_count) {}
 TaskId TaskGraph::add(DeviceId device, TaskKind kind, const TaskTag& tag, std::uint32_t detail) {
   assert(device >= 0 && device < device_count_);
   const auto id = static_cast<TaskId>(tasks_.size());
-  tasks_.push_back({kind, tag.pass, device, tag.layer, tag.micro_batch, tag.label, detail});
+  if (tag.layer < -1 || tag.layer > max_task_layer)
+    throw std::length_error(fmt::format("layer {} is outside a task's range (-1 .. {})", tag.layer, max_task_layer));
+  if (tag.label >= max_task_labels)
+    throw std::length_error(
+        fmt::format("label id {} is outside a task's range (0 .. {})", tag.label, max_task_labels - 1));
+  Task task;
+  task.detail = detail;
+  task.device = device;
+  task.micro_batch = tag.micro_batch;
+  task.layer = static_cast<std::int16_t>(tag.layer);
+  task.kind = kind;
+  task.pass = tag.pass;
+  task.label = static_cast<std::uint16_t>(tag.label & (max_task_labels - 1)); // checked above
+  tasks_.push_back(task);
   if (!successor_begin_.empty()) successor_begin_.push_back(successor_begin_.back()); // indexed: no dependencies yet
   drop_predecessor_rows();
   return id;
@@ -135,6 +149,8 @@ bool TaskGraph::involves(TaskId id, DeviceId device) const {
 std::uint32_t TaskGraph::intern_label(std::string_view label) {
   if (auto it = label_ids_.find(label); it != label_ids_.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(labels_.size());
+  if (id >= max_task_labels)
+    throw std::length_error(fmt::format("more than {} distinct task labels (at '{}')", max_task_labels, label));
   labels_.emplace_back(label); // std::deque keeps earlier strings (and the views into them) in place
   label_ids_.emplace(labels_.back(), id);
   return id;

@@ -75,7 +75,7 @@ py::dict timeline_columns(const Run& r, const std::optional<std::vector<lowering
   std::uint32_t labels = 0;
   for (lowering::TaskId id = 0; id < r.graph.size(); ++id) {
     const lowering::Task& t = r.graph.task(id);
-    labels = std::max(labels, t.label + 1);
+    labels = std::max<std::uint32_t>(labels, t.label + 1U);
     if (!wanted[static_cast<std::size_t>(t.device)]) continue;
     device.push_back(t.device);
     stream.push_back(static_cast<std::uint8_t>(r.graph.stream(id)));

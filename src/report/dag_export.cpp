@@ -52,7 +52,7 @@ void write_dot_node(ChunkedWriter& w, const TaskGraph& graph, TaskId id) {
 std::uint32_t label_count(const TaskGraph& graph) {
   std::uint32_t count = 0;
   const auto tasks = static_cast<TaskId>(graph.size());
-  for (TaskId id = 0; id < tasks; ++id) count = std::max(count, graph.task(id).label + 1);
+  for (TaskId id = 0; id < tasks; ++id) count = std::max<std::uint32_t>(count, graph.task(id).label + 1U);
   return count;
 }
 

@@ -4,6 +4,8 @@
 // enough for tens of millions of tasks.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <twocs/cost/roofline.hpp>
@@ -132,14 +134,46 @@ TEST_CASE("identical kernels share one record, kernels that differ in any field 
   CHECK(g.heap_bytes() >= tasks * sizeof(Task) + 3 * sizeof(Kernel));
 }
 
-TEST_CASE("a lowered iteration takes under 60 bytes per task") {
+TEST_CASE("a lowered iteration takes under 52 bytes per task") {
   const auto model = testing::gpt(4, 1024, 16, 1024);
   const cost::RooflineCostModel cost(testing::a100());
   const auto g = lower_iteration(model, testing::plan_of(2, 2, 2, 8), cost);
   REQUIRE(g.size() > 5000);
-  // 24 B per task, 24 B per transfer (kernels interned), 4 B per successor and 4 B of row
-  // starts, the predecessors built only when read; the Boost adjacency list it replaced took
-  // about 330 B, the first compressed form (a record per kernel, both rows) under 100 B.
+  // 16 B per task (24 until 2026-12-05), 24 B per transfer (kernels interned), 4 B per successor
+  // and 4 B of row starts, the predecessors built only when read; the Boost adjacency list it
+  // replaced took about 330 B, the first compressed form (a record per kernel, both rows) under
+  // 100 B.
   const double per_task = static_cast<double>(g.heap_bytes()) / static_cast<double>(g.size());
-  CHECK(per_task < 60.0);
+  CHECK(per_task < 52.0);
+}
+
+TEST_CASE("a task's 16-byte record keeps every field at the ends of its ranges") {
+  static_assert(sizeof(Task) == 16);
+  TaskGraph g(2);
+  std::uint32_t last_label = 0;
+  for (std::uint32_t i = 0; i < max_task_labels; ++i) last_label = g.intern_label("label " + std::to_string(i));
+  CHECK(last_label == max_task_labels - 1);
+  Transfer t;
+  t.peer = 0;
+  t.bytes = units::Bytes(8);
+  const TaskId a = g.add_transfer(1, {model::Pass::optimizer, max_task_layer, 2'000'000'000, last_label}, t);
+  const TaskId b = g.add_host_launch(0, {model::Pass::recompute, -1, -1, 0}, units::Seconds(1e-6));
+  CHECK(g.task(a).kind == TaskKind::transfer);
+  CHECK(g.task(a).pass == model::Pass::optimizer);
+  CHECK(g.task(a).device == 1);
+  CHECK(g.task(a).layer == max_task_layer);
+  CHECK(g.task(a).micro_batch == 2'000'000'000);
+  CHECK(g.task(a).label == last_label);
+  CHECK(g.label_of(a) == "label 4095");
+  CHECK(g.task(b).kind == TaskKind::host);
+  CHECK(g.task(b).pass == model::Pass::recompute);
+  CHECK(g.task(b).layer == -1);
+  CHECK(g.task(b).micro_batch == -1);
+  // Beyond the ranges: refused, not wrapped.
+  CHECK_THROWS_AS(g.intern_label("one label too many"), std::length_error);
+  CHECK_THROWS_AS(g.add_host_launch(0, {model::Pass::forward, max_task_layer + 1, 0, 0}, units::Seconds(0)),
+                  std::length_error);
+  CHECK_THROWS_AS(g.add_host_launch(0, {model::Pass::forward, -2, 0, 0}, units::Seconds(0)), std::length_error);
+  CHECK_THROWS_AS(g.add_host_launch(0, {model::Pass::forward, 0, 0, max_task_labels}, units::Seconds(0)),
+                  std::length_error);
 }

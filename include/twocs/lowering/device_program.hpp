@@ -10,7 +10,10 @@
 #include <memory>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
+
+#include <boost/container_hash/hash.hpp>
 
 #include <twocs/lowering/collective.hpp>
 #include <twocs/lowering/collective_policy.hpp>
@@ -75,7 +78,8 @@ private:
   std::vector<bool> simulated_;
   CollectivePolicy policy_;
   std::unique_ptr<detail::PeerTraffic> peer_traffic_;
-  std::map<Key, Pending> pending_;
+  // Looked up, never iterated: its order does not reach the graph.
+  std::unordered_map<Key, Pending, boost::hash<Key>> pending_;
   std::int32_t next_instance_ = 0;
 };
 

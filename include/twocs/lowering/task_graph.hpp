@@ -29,21 +29,30 @@ namespace twocs::lowering {
 
 [[nodiscard]] std::string_view to_string(TaskKind k);
 
-/// What every task has, whatever its kind. `detail` indexes the kernels or the transfers.
+/// What every task has, whatever its kind, in 16 bytes (a plan of 50 M tasks holds 0.8 GB of
+/// them): `detail` indexes the kernels or the transfers; the layer, the label's id, the kind and
+/// the pass share the last four bytes (TaskGraph::add checks that they fit: layers up to
+/// max_task_layer, label ids below max_task_labels).
 struct Task {
-  TaskKind kind = TaskKind::compute;
-  model::Pass pass = model::Pass::forward;
-  DeviceId device = 0;     // the device computing, or the sender of a transfer
-  std::int32_t layer = -1; // transformer layer, -1 for embedding, head, optimizer
-  std::int32_t micro_batch = -1;
-  std::uint32_t label = 0;  // TaskGraph::label(label): "attn.qkv", "mlp.fc2.all_reduce"
   std::uint32_t detail = 0; // index into the graph's kernels or transfers
+  DeviceId device = 0;      // the device computing, or the sender of a transfer
+  std::int32_t micro_batch = -1;
+  std::int16_t layer = -1; // transformer layer, -1 for embedding, head, optimizer
+  TaskKind kind : 2 = TaskKind::compute;
+  model::Pass pass : 2 = model::Pass::forward;
+  std::uint16_t label : 12 = 0; // TaskGraph::label(label): "attn.qkv", "mlp.fc2.all_reduce"
 
   [[nodiscard]] bool is_transfer() const { return kind == TaskKind::transfer; }
   /// A kernel on the device (not a transfer, not the host launching one).
   [[nodiscard]] bool is_kernel() const { return kind == TaskKind::compute; }
   [[nodiscard]] bool is_host() const { return kind == TaskKind::host; }
 };
+static_assert(sizeof(Task) == 16, "a task's record is 16 bytes");
+
+/// The largest transformer layer index a task can carry (Task::layer).
+inline constexpr std::int32_t max_task_layer = 32767;
+/// How many distinct labels a graph can hold (Task::label).
+inline constexpr std::uint32_t max_task_labels = 4096;
 
 class TaskGraph final : public TaskSink {
 public:
