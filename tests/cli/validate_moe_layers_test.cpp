@@ -74,15 +74,8 @@ constexpr double margin = 0.005;
 
 TEST_CASE("every MoE layer row stays within 0.5 points of its pinned signed error (validation suite)") {
   const auto result = twocs::test::validate_suite("moe-layers.yaml", {}, "auto");
-  twocs::test::print_rows(result);
-  REQUIRE(result["runs"].size() == errors.size());
-  for (const auto& row : result["runs"]) {
-    const std::string name = row["name"].get<std::string>();
-    INFO(name);
-    REQUIRE(errors.count(name) == 1);
-    CHECK(row["kind"].get<std::string>() == "layer");
-    CHECK(std::fabs(row["error"].get<double>() - errors.at(name)) <= margin);
-  }
+  twocs::test::check_pinned_errors(result, errors, margin);
+  for (const auto& row : result["runs"]) CHECK(row["kind"].get<std::string>() == "layer");
   CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.0549) <= margin);
 }
 
@@ -96,13 +89,5 @@ TEST_CASE("the Qwen3-shaped MoE layers stay within 0.5 points of their pinned si
       {"marin-qwen3-30b-deepep-tp1ep8-bf16 forward+backward", -0.7529},
       {"marin-qwen3-235b-deepep-tp1ep8-bf16 forward+backward", -0.3774},
   };
-  const auto result = twocs::test::validate_suite("moe-layers-qwen3.yaml", {}, "auto");
-  twocs::test::print_rows(result);
-  REQUIRE(result["runs"].size() == qwen3.size());
-  for (const auto& row : result["runs"]) {
-    const std::string name = row["name"].get<std::string>();
-    INFO(name);
-    REQUIRE(qwen3.count(name) == 1);
-    CHECK(std::fabs(row["error"].get<double>() - qwen3.at(name)) <= margin);
-  }
+  twocs::test::check_pinned_errors(twocs::test::validate_suite("moe-layers-qwen3.yaml", {}, "auto"), qwen3, margin);
 }

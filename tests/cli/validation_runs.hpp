@@ -2,6 +2,8 @@
 // against ceilings: shared by the validation tests of runs.yaml and modern.yaml.
 #pragma once
 
+#include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,20 @@ inline void print_rows(const nlohmann::json& result) {
     MESSAGE(row["name"].get<std::string>()
             << ": measured " << row["measured_s"].get<double>() << " s, predicted " << row["predicted_s"].get<double>()
             << " s (" << 100 * row["error"].get<double>() << "%)");
+}
+
+/// Checks that `result` has exactly the rows of `pins` and each row's signed error is within
+/// `margin` of its pin.
+inline void check_pinned_errors(const nlohmann::json& result, const std::map<std::string, double>& pins,
+                                double margin) {
+  print_rows(result);
+  REQUIRE(result["runs"].size() == pins.size());
+  for (const auto& row : result["runs"]) {
+    const std::string name = row["name"].get<std::string>();
+    INFO(name);
+    REQUIRE(pins.count(name) == 1);
+    CHECK(std::fabs(row["error"].get<double>() - pins.at(name)) <= margin);
+  }
 }
 
 } // namespace twocs::test
