@@ -7,21 +7,15 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 
-#include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/gemm_timing.hpp>
+
+#include "support/catalogue_platform.hpp"
 
 using namespace twocs;
 
 namespace {
-
-/// The device of a platform file of the repository.
-hardware::DeviceSpec device_of(const std::string& platform) {
-  const auto path = std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / platform;
-  return config::parse_platform(config::read_input(path), {}).device;
-}
 
 /// The TFLOP/s the formula gives a GEMM of m x n x k in `dtype` on `device`.
 double modelled_tflops(const hardware::DeviceSpec& device, std::int64_t m, std::int64_t n, std::int64_t k,
@@ -69,7 +63,7 @@ TEST_CASE("each platform's best GEMM rate over the MAMF grid is its device's pub
   for (const auto& p : published) {
     CAPTURE(p.platform);
     CAPTURE(p.mamf);
-    const auto device = device_of(p.platform);
+    const auto device = testing::catalogue_device(p.platform);
     CHECK(grid_best_tflops(device, p.dtype) == doctest::Approx(p.mamf).epsilon(0.005));
     CHECK(modelled_tflops(device, p.m, p.n, p.k, p.dtype) <= p.mamf * 1.005);
   }

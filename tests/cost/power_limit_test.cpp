@@ -4,32 +4,19 @@
 // in 1.879 ms, 65536 x 8192 x 7168 in 13.383 ms, 65536 x 3584 x 8192 in 7.044 ms) are reproduced.
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <string>
 
-#include <twocs/config/scenario_loader.hpp>
 #include <twocs/cost/kernel_cost_model.hpp>
+
+#include "support/catalogue_platform.hpp"
 
 using namespace twocs;
 
 namespace {
 
-model::ComputeOp bf16_gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
-  model::ComputeOp op;
-  op.name = "gemm";
-  op.kind = model::OpKind::gemm;
-  op.dtype = model::Dtype::bf16;
-  op.gemm = model::GemmShape{m, n, k, 1};
-  op.flops = op.gemm->flops();
-  op.bytes = op.gemm->operand_bytes(op.dtype);
-  return op;
-}
-
 double modelled_ms(const std::string& platform, std::int64_t m, std::int64_t n, std::int64_t k) {
-  const auto path = std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / platform;
-  const auto cluster = config::parse_platform(config::read_input(path), {});
-  const cost::KernelCostModel model(cluster.device);
-  return model.duration(bf16_gemm(m, n, k)).value() * 1e3;
+  const cost::KernelCostModel model(testing::catalogue_device(platform));
+  return model.duration(testing::gemm_op(m, n, k)).value() * 1e3;
 }
 
 } // namespace
