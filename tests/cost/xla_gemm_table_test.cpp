@@ -71,6 +71,7 @@ TEST_CASE("on GH100 FP8 GEMMs fall further below their formula than bf16 ones at
   for (const char* table : {"gh100-gemm-bf16.csv", "gh100-gemm-fp8.csv"}) {
     const auto csv = std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / "measured" / table;
     for (const auto& row : config::parse_profile_csv(config::read_input(csv))) {
+      REQUIRE(row.gemm.has_value());
       const auto& s = *row.gemm;
       if (row.name.starts_with("grid.") || s.m * s.n * s.k < std::int64_t{4096} * 4096 * 2048) continue;
       const std::string key = row.dtype == model::Dtype::bf16                       ? "bf16"
