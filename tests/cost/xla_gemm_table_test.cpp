@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <twocs/config/profile_csv.hpp>
 #include <twocs/config/scenario_loader.hpp>
@@ -26,17 +27,27 @@ using namespace twocs;
 
 namespace {
 
-/// Geometric mean of the formula's time over the table's time, for the table's GEMMs of at least
-/// 2048 x 2048 x 1024, with the count of such rows. The formula is the platform's operator model
-/// with its measured rows set aside (the GH100 files read measured tables).
-std::pair<double, int> formula_over_table(const std::string& platform, const std::string& table) {
+/// The platform's operator model with its measured rows set aside: the formula alone (the GH100
+/// files read measured tables).
+cost::KernelCostModel formula_of(const std::string& platform) {
   auto device = testing::catalogue_device(platform);
   device.kernels.measured.clear();
-  const cost::KernelCostModel formula(device);
+  return cost::KernelCostModel(device);
+}
+
+/// The rows of platforms/measured/<table>.
+std::vector<hardware::KernelMeasurement> measured_rows(const std::string& table) {
   const auto csv = std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / "measured" / table;
+  return config::parse_profile_csv(config::read_input(csv));
+}
+
+/// Geometric mean of the formula's time over the table's time, for the table's GEMMs of at least
+/// 2048 x 2048 x 1024, with the count of such rows.
+std::pair<double, int> formula_over_table(const std::string& platform, const std::string& table) {
+  const auto formula = formula_of(platform);
   double log_sum = 0;
   int rows = 0;
-  for (const auto& row : config::parse_profile_csv(config::read_input(csv))) {
+  for (const auto& row : measured_rows(table)) {
     REQUIRE(row.gemm.has_value());
     const auto& s = *row.gemm;
     if (s.m * s.n * s.k < std::int64_t{2048} * 2048 * 1024) continue;
@@ -64,13 +75,10 @@ TEST_CASE(
 TEST_CASE("on GH100 FP8 GEMMs fall further below their formula than bf16 ones at training shapes") {
   // platforms/measured/gh100-gemm-*.csv, the training shapes (not the log2 grid) of at least
   // 4096 x 4096 x 2048: measured over formula, geometric mean, per dtype and accumulation.
-  auto device = testing::catalogue_device("dgx-h100.yaml");
-  device.kernels.measured.clear();
-  const cost::KernelCostModel formula(device);
+  const auto formula = formula_of("dgx-h100.yaml");
   std::map<std::string, std::pair<double, int>> sums;
   for (const char* table : {"gh100-gemm-bf16.csv", "gh100-gemm-fp8.csv"}) {
-    const auto csv = std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / "measured" / table;
-    for (const auto& row : config::parse_profile_csv(config::read_input(csv))) {
+    for (const auto& row : measured_rows(table)) {
       REQUIRE(row.gemm.has_value());
       const auto& s = *row.gemm;
       if (row.name.starts_with("grid.") || s.m * s.n * s.k < std::int64_t{4096} * 4096 * 2048) continue;
@@ -94,9 +102,7 @@ TEST_CASE("on GH100 FP8 GEMMs fall further below their formula than bf16 ones at
 TEST_CASE("beyond XLA's grid, torchao's B200 bf16 cubes run 12-17% below the B200 formula at 6144 and 8192") {
   // pytorch/ao #2427's bf16 reference lines (platforms/measured/torchao-b200-gemm-bf16.csv): the
   // formula's time over the measured one, computed here from the printed kernel times.
-  auto device = testing::catalogue_device("dgx-b200.yaml");
-  device.kernels.measured.clear();
-  const cost::KernelCostModel formula(device);
+  const auto formula = formula_of("dgx-b200.yaml");
   const auto ratio = [&](std::int64_t s, double measured_us) {
     return formula.duration(testing::gemm_op(s, s, s)).value() / (measured_us * 1e-6);
   };
@@ -110,8 +116,7 @@ TEST_CASE("beyond XLA's grid, torchao's B200 bf16 cubes run 12-17% below the B20
   // The formula's rate keeps rising with size; the measured one is flat at 1.41-1.45 PFLOP/s.
   CHECK(2.0 * 8192 * 8192 * 8192 / 774e-6 < 1.03 * 2.0 * 4096 * 4096 * 4096 / 97.4e-6);
   // The CSV holds these times, and at 4096^3 agrees with OpenXLA's table within 0.5%.
-  const auto csv = std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / "measured" / "torchao-b200-gemm-bf16.csv";
-  const auto rows = config::parse_profile_csv(config::read_input(csv));
+  const auto rows = measured_rows("torchao-b200-gemm-bf16.csv");
   REQUIRE(rows.size() == 7);
   CHECK(rows.back().gemm->m == 8192);
   CHECK(rows.back().time.value() == doctest::Approx(774e-6));
