@@ -1,6 +1,7 @@
 // The device of one of the repository's platform files (platforms/), and a GEMM to price on it:
 // shared by the cost tests that check a platform's operator model against published kernel
-// measurements (catalogue_mamf_test, power_limit_test, xla_gemm_table_test).
+// measurements (catalogue_mamf_test, power_limit_test, xla_gemm_table_test); roofline_test builds
+// its GEMMs with gemm_op too.
 #pragma once
 
 #include <cstdint>
