@@ -36,12 +36,13 @@ constexpr std::array<std::string_view, 2> position_names = {"learned", "rope"};
 constexpr std::array position_values = {model::PositionKind::learned, model::PositionKind::rope};
 constexpr std::array<std::string_view, 2> mask_names = {"causal", "full"};
 constexpr std::array mask_values = {model::AttentionMask::causal, model::AttentionMask::full};
-constexpr std::array<std::string_view, 20> training_keys = {"global_batch",
+constexpr std::array<std::string_view, 21> training_keys = {"global_batch",
                                                             "micro_batch",
                                                             "dtype",
                                                             "parallelism",
                                                             "recompute",
                                                             "recompute_modules",
+                                                            "recompute_layers",
                                                             "optimizer",
                                                             "attention",
                                                             "attention_kernel",
@@ -312,6 +313,7 @@ TrainingPlan read_training(const Field& field, PlanSearchRequest& search) {
     plan.pipeline_schedule = model::PipelineSchedule::interleaved_one_f_one_b;
   if (const auto f = t.optional("recompute")) plan.recompute = read_enum(*f, recompute_names, recompute_values);
   if (const auto f = t.optional("recompute_modules")) plan.recompute_modules = read_recompute_modules(*f);
+  if (const auto f = t.optional("recompute_layers")) plan.recompute_layers = read_count(*f);
   if (const auto f = t.optional("attention")) plan.attention = read_enum(*f, attention_names, attention_values);
   if (const auto f = t.optional("attention_kernel")) plan.attention_kernel = read_text(*f);
   if (const auto f = t.optional("kernels")) plan.kernels = read_enum(*f, kernels_names, kernels_values);

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <variant>
 
 #include <twocs/model/fsdp_copies.hpp>
 #include <twocs/model/parameters.hpp>
+#include <twocs/model/stage_partition.hpp>
 
 namespace twocs::lowering::detail {
 
@@ -65,30 +67,46 @@ void add_fsdp2_copies(const model::TrainingPlan& plan, std::int64_t parameters, 
   backward.push_back(model::fsdp_reduce_scatter_copy_in(plan, parameters));
 }
 
+/// The chunk of each of the model's layers, the multi-token-prediction depths on the last.
+std::vector<const model::ModelChunk*> chunk_of_layers(const std::vector<model::ModelChunk>& chunks,
+                                                      std::int64_t all_layers) {
+  std::vector<const model::ModelChunk*> of;
+  of.reserve(static_cast<std::size_t>(all_layers));
+  for (const auto& chunk : chunks)
+    for (std::int64_t l = 0; l < chunk.layers; ++l) of.push_back(&chunk);
+  while (static_cast<std::int64_t>(of.size()) < all_layers) of.push_back(&chunks.back());
+  return of;
+}
+
 } // namespace
 
 PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, const model::TrainingPlan& plan,
                             const cost::OperatorCostModel& cost) {
   const auto counts = model::count_parameters(shape.model, shape.tensor, shape.expert);
-  const auto prepare_layer = [&](const model::LayerShape& s, std::int64_t index) {
+  const auto prepare_layer = [&](const model::LayerShape& s, std::int64_t index, bool recomputed) {
     auto forward = model::transformer_layer_forward(s);
     auto backward = model::transformer_layer_backward(s);
-    auto recompute = model::transformer_layer_recompute(s, plan.recompute, plan.recompute_modules);
+    auto recompute = recomputed ? model::transformer_layer_recompute(s, plan.recompute, plan.recompute_modules)
+                                : model::StepSequence{};
     if (model::runs_fsdp2_copies(plan))
       add_fsdp2_copies(plan, counts.layer_range(index, 1), counts.linear_range(index, 1), forward, backward, recompute);
     return PreparedLayer{prepare(sink, forward, cost), prepare(sink, backward, cost), prepare(sink, recompute, cost)};
   };
   PreparedModel ops;
-  // Layers differ by their FFN (DeepSeek-V3: 3 dense layers, then MoE) and their attention
-  // (Gemma 3: five windowed layers, then a global one): each kind is prepared once, in the order
-  // the layers first use it.
-  std::map<std::pair<bool, bool>, std::size_t> kinds;
+  // Layers differ by their FFN (DeepSeek-V3: 3 dense layers, then MoE), their attention
+  // (Gemma 3: five windowed layers, then a global one) and whether they are recomputed
+  // (training.recompute_layers): each kind is prepared once, in the order the layers first use it.
+  std::map<std::tuple<bool, bool, bool>, std::size_t> kinds;
   const std::int64_t all_layers = shape.model.layers + shape.model.mtp_layers;
+  const auto chunks = model::partition_layers(shape.model, plan);
+  const auto chunk_of = chunk_of_layers(chunks, all_layers);
   ops.kind_of_layer.reserve(static_cast<std::size_t>(all_layers));
   for (std::int64_t i = 0; i < all_layers; ++i) {
     const model::LayerShape layer = shape.for_layer(i);
-    const auto [it, added] = kinds.try_emplace(layer.kind(), ops.kinds.size());
-    if (added) ops.kinds.push_back(prepare_layer(layer, i));
+    const bool recomputed = model::recomputes_layer(plan, *chunk_of[static_cast<std::size_t>(i)], i);
+    const auto [ffn, attention] = layer.kind();
+    const auto [it, added] = kinds.try_emplace({ffn, attention, recomputed}, ops.kinds.size());
+    if (added) ops.kinds.push_back(prepare_layer(layer, i, recomputed));
     ops.kind_of_layer.push_back(it->second);
   }
   ops.embedding_forward = prepare(sink, model::embedding_forward(shape), cost);

@@ -1,5 +1,6 @@
 #include <twocs/model/layer_activations.hpp>
 
+#include <twocs/model/stage_partition.hpp>
 #include <twocs/units/numeric.hpp>
 
 namespace twocs::model {
@@ -8,6 +9,20 @@ namespace {
 using units::as_double;
 
 constexpr double e = 2.0; // 16-bit activations (Korthikanti et al. 2022, Table 2)
+
+/// DTensor's tensor parallelism (framework: fsdp) keeps the QKV and fc1 inputs as gathered, where
+/// Megatron-LM keeps its shard under sequence parallelism (docs/simulation.md, "DTensor's tensor
+/// parallelism"): (t - 1) / t of each more, in FP8 under FP8 (torchao's Float8Linear saves
+/// input_fp8, float8_linear.py at eab345c). A MoE layer's fc1 input is not gathered; MLA's QKV
+/// input is its down projections', which no rank gathers.
+double dtensor_gathered_inputs(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel,
+                               bool moe_ffn, double sbh) {
+  if (plan.framework != Framework::fsdp || !sequence_parallel) return 0;
+  const double inputs = (m.mla ? 0.0 : 1.0) + (moe_ffn && m.moe.has_value() ? 0.0 : 1.0);
+  const double element = plan.dtype == Dtype::fp8 ? 1.0 : 2.0; // fp32 doubles with the rest
+  const double t = as_double(plan.parallelism.tensor);
+  return inputs * element * sbh * (t - 1.0) / t;
+}
 
 /// A FFN of `width` per copy: the fc1 output (SwiGLU's gate and up) and the fc2 input.
 double ffn_units(const TransformerConfig& m, double width, double copies) {
@@ -135,6 +150,55 @@ double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan,
   const double scatters = eager ? 2.0 : 1.0; // after wo (the backward rebuilds h from it) and w2
   const double reduce_scatters = sequence_parallel ? scatters * element * sbh / t : 0.0;
   return input + q + v + sdpa + w1 + w2 + reduce_scatters;
+}
+
+/// Activations of one layer for one micro-batch, in bytes, with 16-bit activations and 1-byte
+/// dropout masks (Korthikanti et al. 2022, Table 2). Fused attention stores no s x s softmax
+/// output, mask or dropout output (the 5as/h term), only fp32 softmax statistics per row:
+/// 4a/h per sbh (Dao et al. 2022, section 3.1: memory linear in sequence length).
+double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel,
+                              bool moe_ffn) {
+  // training.recompute_layers: a chunk's first N layers keep only their input, the rest all.
+  if (plan.recompute == Recompute::full && plan.recompute_layers > 0) {
+    const double share = recomputed_share(m, plan);
+    TrainingPlan every = plan;
+    every.recompute_layers = 0;
+    TrainingPlan kept = plan;
+    kept.recompute = Recompute::none;
+    return share * layer_activation_bytes(m, every, sequence_parallel, moe_ffn) +
+           (1.0 - share) * layer_activation_bytes(m, kept, sequence_parallel, moe_ffn);
+  }
+  const double t = as_double(plan.parallelism.tensor);
+  // Context parallelism keeps s / cp tokens per rank (Megatron-Core: activations / cp).
+  const double sbh =
+      as_double(m.seq_len / plan.parallelism.context) * as_double(plan.micro_batch) * as_double(m.hidden);
+  const double attention = plan.attention == AttentionKernel::fused
+                               ? 4.0 * as_double(m.heads) / as_double(m.hidden)
+                               : (m.dropout ? 5.0 : 2.0) * as_double(m.heads) * as_double(m.seq_len) /
+                                     as_double(m.hidden); // without dropout: the softmax output only
+  // Korthikanti's 34 (10 replicated + 24 split over t) for GPT, from the shapes otherwise.
+  const bool selective = plan.recompute == Recompute::selective;
+  const ActivationUnits u =
+      layer_activation_units(m, moe_ffn, selective ? plan.recompute_modules : no_recompute_modules());
+  const auto held = [&](double replicated, double split) {
+    return sequence_parallel ? sbh * (replicated + split) / t : sbh * (replicated + split / t);
+  };
+  double bytes = 0;
+  switch (plan.recompute) {
+  case Recompute::none: bytes = held(u.replicated, u.split + attention); break;
+  case Recompute::selective:
+    bytes = held(u.replicated, u.split + (plan.recompute_modules.core_attn ? 0.0 : attention));
+    break;
+  case Recompute::full: bytes = sequence_parallel ? 2 * sbh / t : 2 * sbh; break;
+  case Recompute::selective_op: return op_checkpoint_bytes(m, plan, sequence_parallel, sbh);
+  }
+  // Table 2 assumes 2-byte activations; fp32 doubles them. FP8 (Transformer Engine) keeps the
+  // activations in BF16 except the inputs its linear layers save for the weight gradients,
+  // which it saves in FP8: the QKV and fc1 inputs and the attention-output and fc2 inputs halve
+  // (GPT: 7 s b h of the 34).
+  if (plan.dtype == Dtype::fp8 && plan.recompute != Recompute::full) bytes -= held(u.fp8_replicated, u.fp8_split);
+  if (plan.recompute != Recompute::full) bytes += dtensor_gathered_inputs(m, plan, sequence_parallel, moe_ffn, sbh);
+  return plan.dtype == Dtype::fp32 ? 2 * bytes : bytes;
 }
 
 } // namespace twocs::model

@@ -5,6 +5,7 @@
 
 #include <twocs/model/layer_ops.hpp>
 #include <twocs/model/parameters.hpp>
+#include <twocs/model/stage_partition.hpp>
 
 namespace twocs::projection {
 namespace {
@@ -166,7 +167,16 @@ Work layer_work(const model::LayerShape& shape, const model::TrainingPlan& plan,
                 const cost::OperatorCostModel& cost) {
   Work w;
   add_steps(w, model::transformer_layer_forward(shape), plan, cluster, cost);
-  add_steps(w, model::transformer_layer_recompute(shape, plan.recompute, plan.recompute_modules), plan, cluster, cost);
+  // training.recompute_layers: only a share of the layers recomputes; the mean layer carries it.
+  const auto recompute = model::transformer_layer_recompute(shape, plan.recompute, plan.recompute_modules);
+  const double share = model::recomputed_share(shape.model, plan);
+  if (share == 1.0) {
+    add_steps(w, recompute, plan, cluster, cost);
+  } else if (share > 0) {
+    Work recomputed;
+    add_steps(recomputed, recompute, plan, cluster, cost);
+    w += recomputed.times(share);
+  }
   add_steps(w, model::transformer_layer_backward(shape), plan, cluster, cost);
   return w;
 }

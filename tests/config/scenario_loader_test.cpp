@@ -329,6 +329,18 @@ training: {global_batch: 2, micro_batch: 1, parallelism: {tensor: 1, pipeline: 1
   CHECK(full.plan.recompute == model::Recompute::full);
 }
 
+TEST_CASE("training.recompute_layers reads Megatron-LM's --recompute-num-layers of the block method") {
+  const std::string base = R"(model: {layers: 8, hidden: 512, heads: 8, vocab: 1000, seq_len: 128}
+training: {global_batch: 2, micro_batch: 1, parallelism: {tensor: 1, pipeline: 1, data: 2}, recompute: full
+)";
+  CHECK(config::parse_workload({"w.yaml", base + "}\n"}).plan.recompute_layers == 0); // every layer
+  CHECK(config::parse_workload({"w.yaml", base + ", recompute_layers: 5}\n"}).plan.recompute_layers == 5);
+  CHECK(config::parse_workload({"w.yaml", base + "}\n"}, {"training.recompute_layers=3"}).plan.recompute_layers == 3);
+  const auto zero = test::workload_error(base + ", recompute_layers: 0}\n");
+  CHECK(std::string(zero.what()).find("training.recompute_layers must be positive") != std::string::npos);
+  CHECK(test::where(zero) == "w.yaml:3:21"); // the 0
+}
+
 TEST_CASE("optional keys of the platform file are read") {
   const auto c = config::parse_platform({"p.yaml", test::small_platform},
                                         {"device.operator_model={gemm_efficiency: 0.6, memory_efficiency: 0.9, "

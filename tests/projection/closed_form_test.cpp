@@ -79,6 +79,22 @@ TEST_CASE("data- and pipeline-parallel bytes per iteration") {
         doctest::Approx(2 * (20 * layer_params + 51200.0 / 2 * h)).epsilon(0.02));
 }
 
+TEST_CASE("block recomputation adds its share of the layers' recomputed forward to the mean layer") {
+  // 40 layers on 4 stages: chunks of 10, the first 3 of each recomputed (training.recompute_layers).
+  const std::vector<std::string> base = {"training.parallelism.pipeline=4", "training.parallelism.data=1",
+                                         "training.global_batch=8", "cluster.nodes=4"};
+  const auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), base.begin(), base.end());
+    return project(scenario(more)).layer;
+  };
+  const auto none = with({"training.recompute=none"});
+  const auto every = with({"training.recompute=full"});
+  const auto block = with({"training.recompute=full", "training.recompute_layers=3"});
+  CHECK(every.flops.value() > none.flops.value());
+  CHECK(block.flops.value() == doctest::Approx(none.flops.value() + 0.3 * (every.flops - none.flops).value()));
+  CHECK(block.compute.value() == doctest::Approx(none.compute.value() + 0.3 * (every.compute - none.compute).value()));
+}
+
 TEST_CASE("a mixed model's dense layers are projected as dense, on the stage that holds them") {
   // 40 layers of the default model, the first 3 dense, the rest MoE of 8 experts (top 2).
   const std::vector<std::string> moe = {"model.moe.experts=8", "model.moe.top_k=2", "model.moe.expert_ffn_hidden=4096",

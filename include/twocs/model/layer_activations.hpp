@@ -39,6 +39,11 @@ struct ActivationUnits {
   return layer_activation_units(model, model.moe.has_value());
 }
 
+/// Activations of one layer for one micro-batch, in bytes, as `plan` recomputes them (the mean
+/// layer of a chunk under training.recompute_layers); `moe_ffn` as layer_activation_units.
+[[nodiscard]] double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& plan,
+                                            bool sequence_parallel, bool moe_ffn);
+
 /// Bytes of one layer and micro-batch under torchtitan's per-operator selective checkpointing
 /// (recompute: selective-op), `sbh` = local sequence x micro-batch x hidden.
 [[nodiscard]] double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel,

@@ -38,4 +38,15 @@ struct ModelChunk {
 /// last would get no layer.
 [[nodiscard]] std::vector<ModelChunk> partition_layers(const TransformerConfig& model, const TrainingPlan& plan);
 
+/// Whether `plan` recomputes transformer layer `layer` (global index) of `chunk` before its
+/// backward: under recompute: full with training.recompute_layers = N, only the chunk's first N
+/// layers (Megatron-LM's block method, megatron/core/recompute.py); its multi-token-prediction
+/// depths are then not recomputed ("block-based recompute for MTP" is not implemented,
+/// multi_token_prediction.py). Every layer under the other modes but none.
+[[nodiscard]] bool recomputes_layer(const TrainingPlan& plan, const ModelChunk& chunk, std::int64_t layer);
+
+/// The share of the model's transformer layers `plan` recomputes: 1 unless
+/// training.recompute_layers limits full recomputation, 0 without recomputation.
+[[nodiscard]] double recomputed_share(const TransformerConfig& model, const TrainingPlan& plan);
+
 } // namespace twocs::model

@@ -235,7 +235,11 @@ struct TrainingPlan {
   Parallelism parallelism;
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
-  RecomputeModules recompute_modules;                 // with recompute: selective
+  RecomputeModules recompute_modules; // with recompute: selective
+  /// With recompute: full, the layers of each model chunk that are recomputed, its first ones
+  /// (Megatron-LM --recompute-method block --recompute-num-layers N, megatron/core/recompute.py);
+  /// 0: every layer (--recompute-method uniform --recompute-num-layers 1).
+  std::int64_t recompute_layers = 0;
   AttentionKernel attention = AttentionKernel::fused; // every framework since 2023 (FlashAttention, Dao et al. 2022)
   /// Which of the platform's measured fused attention implementations runs (`training.
   /// attention_kernel`: "cudnn", "flash2", as the platform's rows name them); empty: the
