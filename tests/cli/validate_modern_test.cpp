@@ -126,6 +126,9 @@ using twocs::test::TempDir;
 /// every H100 and H200 row within 0.2 points; 10.81% -> 10.78%.
 /// Megatron-Bridge's 25.11 H100 rows at smaller global batches join (the same day): Llama 3 70B
 /// at 128 +1.9%, Llama 3.1 405B at 512 -12.1%; 37 rows, 10.78% -> 10.57%.
+/// Its Llama 3 8B FP8 on 8 H100s joins with training.recompute_layers (Megatron-LM's block method,
+/// the recipe's recompute_num_layers=5; 2026-12-05, nothing chosen in its view): +1.8%; 38 rows,
+/// 10.57% -> 10.34%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0098},
@@ -151,6 +154,7 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"bridge-llama31-405b-fp8-gb200-256gpu", -0.1299},
                                                         {"bridge-llama3-8b-fp8-b200-8gpu", -0.1788},
                                                         {"bridge-llama3-8b-fp8-gb200-8gpu", -0.1786},
+                                                        {"bridge-llama3-8b-fp8-h100-8gpu", 0.0180},
                                                         {"bridge-llama31-405b-fp8-b200-128gpu", -0.1951},
                                                         {"torchtitan-llama3-8b-fsdp8", 0.0243},
                                                         {"torchtitan-llama3-8b-fsdp128", 0.0131},
@@ -201,7 +205,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1057) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1034) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 11);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
 }
