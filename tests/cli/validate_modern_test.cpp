@@ -132,6 +132,9 @@ using twocs::test::TempDir;
 /// dgx-b200's GEMM efficiencies by the training-shape rule (Transformer Engine's GEMM benchmark on a
 /// B300, 0.778 / 0.765 -> 0.688 / 0.655; chosen with these rows in view, docs/validation.md): the
 /// B200 rows -17.9% / -19.5% -> -8.0% / -10.3%; 10.34% -> 9.84%.
+/// torchao's torchtitan Llama 3 8B on 8 MI300X joins (2026-12-05, nothing chosen in its view, the
+/// first row on an AMD platform): -44.6%, memory +1.2%; 39 rows, 9.84% -> 10.73%, memory 12 rows,
+/// 8.01% -> 7.44%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0098},
@@ -169,7 +172,8 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"torchtitan-llama3-70b-2d-256gpu", -0.0987},
                                                         {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1205},
                                                         {"torchtitan-llama3-8b-h200-32gpu", -0.0596},
-                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0726}};
+                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0726},
+                                                        {"torchao-llama3-8b-mi300x-8gpu", -0.4463}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
@@ -185,7 +189,8 @@ const std::map<std::string, double> memory_errors = {{"torchtitan-llama3-8b-fsdp
                                                      {"torchtitan-llama3-70b-2d-256gpu", -0.1681},
                                                      {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1152},
                                                      {"torchtitan-llama3-8b-h200-32gpu", -0.0814},
-                                                     {"torchtitan-llama3-8b-h200-64gpu", -0.1047}};
+                                                     {"torchtitan-llama3-8b-h200-64gpu", -0.1047},
+                                                     {"torchao-llama3-8b-mi300x-8gpu", 0.0121}};
 
 constexpr double margin = 0.005;
 
@@ -208,9 +213,9 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0984) <= margin);
-  CHECK(result["memory"]["rows"].get<int>() == 11);
-  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0801) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1073) <= margin);
+  CHECK(result["memory"]["rows"].get<int>() == 12);
+  CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }
 
 TEST_CASE("folding the Llama 3 405B plan across pods of a 1:7 aggregation layer moves it by less than 1%") {
