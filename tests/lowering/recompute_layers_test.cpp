@@ -47,11 +47,12 @@ TEST_CASE("recompute_layers: 1 recomputes the first layer of each interleaved ch
   const auto block = recompute_passes(m, plan);
   CHECK(block.layers == std::set<int>{0, 2, 4, 6});
   const auto per_layer = model::transformer_layer_forward(model::LayerShape::of(m, plan)).size(); // t = 1: kernels only
-  CHECK(block.kernels == 4 * 4 * per_layer);
+  const std::size_t micro_batches = 4, chunks = 4;
+  CHECK(block.kernels == chunks * micro_batches * per_layer); // one recomputed layer per chunk
   plan.recompute_layers = 0;
   const auto every = recompute_passes(m, plan);
   CHECK(every.layers == std::set<int>{0, 1, 2, 3, 4, 5, 6, 7});
-  CHECK(every.kernels == 8 * 4 * per_layer);
+  CHECK(every.kernels == std::size_t{8} * micro_batches * per_layer);
   plan.recompute_layers = 2; // a chunk's every layer
   CHECK(recompute_passes(m, plan).kernels == every.kernels);
 }
