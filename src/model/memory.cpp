@@ -272,8 +272,11 @@ double stage_activations(const MemoryInputs& in, const StageContents& c, std::in
   const bool mtp_moe = in.model.is_moe_layer(in.model.layers);
   const double mtp_block = 3.0 * as_double(local_seq * in.plan.micro_batch) * as_double(in.model.hidden) *
                            (in.plan.dtype == Dtype::fp32 ? 4.0 : 2.0) / (in.sp ? as_double(par.tensor) : 1.0);
-  activations += as_double(c.mtp_layers) * last_chunks_in_flight *
-                 ((mtp_moe ? in.moe_activations : in.dense_activations) + head + mtp_block);
+  // Under block recomputation (training.recompute_layers) the depths keep all their activations.
+  TrainingPlan mtp_plan = in.plan;
+  if (mtp_plan.recompute == Recompute::full && mtp_plan.recompute_layers > 0) mtp_plan.recompute = Recompute::none;
+  const double mtp_layer = layer_activation_bytes(in.model, mtp_plan, in.sp, mtp_moe);
+  activations += as_double(c.mtp_layers) * last_chunks_in_flight * (mtp_layer + head + mtp_block);
   return activations;
 }
 

@@ -73,3 +73,21 @@ TEST_CASE("block recomputation holds its recomputed layers' inputs and the other
   const auto every = estimate_memory(m, plan).stages[0].breakdown.activations.value();
   CHECK(every == doctest::Approx(4 * 2 * sbh + whole_layer + head));
 }
+
+TEST_CASE("under block recomputation a multi-token-prediction depth keeps its whole activations") {
+  // Megatron-Core does not recompute MTP depths under the block method (multi_token_prediction.py),
+  // and does under the uniform one: the difference is one depth's whole activations against its input.
+  auto m = gpt(4, 6144, 64);
+  m.mtp_layers = 1;
+  auto plan = plan_of(8, 1, 1, 4, 4);
+  plan.attention = AttentionKernel::unfused;
+  plan.recompute = Recompute::full;
+  const double s = 2048, b = 4, h = 6144, a = 64, t = 8;
+  const double sbh = s * b * h;
+  const double whole_layer = sbh * (10 + 24 / t + 5 * a * s / (h * t));
+  plan.recompute_layers = 4; // every transformer layer of the chunk, as uniform
+  const auto block = estimate_memory(m, plan).stages[0].breakdown.activations.value();
+  plan.recompute_layers = 0;
+  const auto uniform = estimate_memory(m, plan).stages[0].breakdown.activations.value();
+  CHECK(block - uniform == doctest::Approx(whole_layer - 2 * sbh));
+}
