@@ -4,8 +4,9 @@
 // them on a B300 (NVIDIA/TransformerEngine docs/examples/gemm_profiling/gemm_profiling.rst at
 // 1609c890e, 2026-06-01, "Worked Example: 5B Model on B300": benchmarks/gemm/benchmark_gemm.py,
 // 5 s of sustained GEMMs to settle the clocks, then 10 warm-up and 100 timed runs per shape with
-// CUDA events). The HGX B300 has B200's dense tensor peaks (2.25 PFLOP/s bf16, 4.5 FP8) at a
-// higher power limit, so B200 sustains no more than these rates.
+// CUDA events). The HGX B300 has B200's dense tensor peaks (2.25 PFLOP/s bf16, 4.5 FP8; G.
+// Lockwood's B300 page, from NVIDIA's HGX B300 figures) at a higher power limit, so B200 sustains
+// no more than these rates.
 #include <doctest/doctest.h>
 
 #include <cstdint>
