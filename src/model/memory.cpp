@@ -203,6 +203,7 @@ struct MemoryInputs {
   bool sp = false;
   double moe_activations = 0;   // one layer of the model's kind (MoE with model.moe)
   double dense_activations = 0; // one dense-FFN layer of a mixed model
+  double mtp_activations = 0;   // one multi-token-prediction depth (its layer's kind)
   double moe_weight_grad = 0;   // what one layer keeps for a deferred W pass (zb-h1)
   double dense_weight_grad = 0;
 };
@@ -269,14 +270,9 @@ double stage_activations(const MemoryInputs& in, const StageContents& c, std::in
   if (c.has_output_head) activations += head * last_chunks_in_flight;
   // Each multi-token-prediction depth holds a layer of the last layer's kind, its loss as the
   // head's, and eh_proj's saved 2h-wide input with the embedding norm's input (3 s b h).
-  const bool mtp_moe = in.model.is_moe_layer(in.model.layers);
   const double mtp_block = 3.0 * as_double(local_seq * in.plan.micro_batch) * as_double(in.model.hidden) *
                            (in.plan.dtype == Dtype::fp32 ? 4.0 : 2.0) / (in.sp ? as_double(par.tensor) : 1.0);
-  // Under block recomputation (training.recompute_layers) the depths keep all their activations.
-  TrainingPlan mtp_plan = in.plan;
-  if (mtp_plan.recompute == Recompute::full && mtp_plan.recompute_layers > 0) mtp_plan.recompute = Recompute::none;
-  const double mtp_layer = layer_activation_bytes(in.model, mtp_plan, in.sp, mtp_moe);
-  activations += as_double(c.mtp_layers) * last_chunks_in_flight * (mtp_layer + head + mtp_block);
+  activations += as_double(c.mtp_layers) * last_chunks_in_flight * (in.mtp_activations + head + mtp_block);
   return activations;
 }
 
@@ -315,6 +311,10 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
   const bool moe = model.moe.has_value();
   in.moe_activations = layer_activation_bytes(model, plan, in.sp, moe);
   in.dense_activations = moe ? layer_activation_bytes(model, plan, in.sp, false) : in.moe_activations;
+  // Under block recomputation (training.recompute_layers) the depths keep all their activations.
+  TrainingPlan mtp_plan = plan;
+  if (plan.recompute == Recompute::full && plan.recompute_layers > 0) mtp_plan.recompute = Recompute::none;
+  in.mtp_activations = layer_activation_bytes(model, mtp_plan, in.sp, model.is_moe_layer(model.layers));
   const bool zero_bubble = plan.pipeline_schedule == PipelineSchedule::zb_h1;
   if (zero_bubble) {
     const LayerShape shape = LayerShape::of(model, plan);
