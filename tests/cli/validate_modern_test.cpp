@@ -135,6 +135,10 @@ using twocs::test::TempDir;
 /// torchao's torchtitan Llama 3 8B on 8 MI300X joins (2026-12-05, nothing chosen in its view, the
 /// first row on an AMD platform): -44.6%, memory +1.2%; 39 rows, 9.84% -> 10.73%, memory 12 rows,
 /// 8.01% -> 7.44%.
+/// The training-shape rule scaled by the MAMF ratio to the part measured (2026-12-06; GB200 from
+/// the MAMF rule's 0.731 / 0.725 to 0.638 / 0.636, B200 0.688 / 0.655 -> 0.678 / 0.670; chosen with
+/// these rows in view, docs/validation.md): GB200 -11.9% / -13.0% / -17.9% -> -4.9% / -3.8% /
+/// -11.6%, B200 -8.0% / -10.3% -> -8.6% / -11.4%; 10.73% -> 10.20%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0098},
@@ -150,18 +154,18 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0645},
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0342},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0192},
-                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.1188},
+                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.0494},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2422},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3838},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0466},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.0416},
                                                         {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0187},
                                                         {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.1209},
-                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.1299},
-                                                        {"bridge-llama3-8b-fp8-b200-8gpu", -0.0799},
-                                                        {"bridge-llama3-8b-fp8-gb200-8gpu", -0.1786},
+                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.0382},
+                                                        {"bridge-llama3-8b-fp8-b200-8gpu", -0.0860},
+                                                        {"bridge-llama3-8b-fp8-gb200-8gpu", -0.1157},
                                                         {"bridge-llama3-8b-fp8-h100-8gpu", 0.0180},
-                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.1028},
+                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.1143},
                                                         {"torchtitan-llama3-8b-fsdp8", 0.0243},
                                                         {"torchtitan-llama3-8b-fsdp128", 0.0131},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.0074},
@@ -213,7 +217,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1073) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1020) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }

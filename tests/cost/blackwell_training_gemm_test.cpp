@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <twocs/cost/kernel_cost_model.hpp>
@@ -66,17 +67,49 @@ double efficiency_for(hardware::DeviceSpec device, model::Dtype dtype, double me
 constexpr double b300_bf16_ms = (12.758 + 13.102) / 2;
 constexpr double b300_fp8_ms = 6.812;
 
+/// Maximum achievable matmul TFLOP/s, one benchmark for the three Blackwell parts (Bekman, Machine
+/// Learning Engineering, compute/accelerator/README.md at 744d01e, the MAMF tables: mamf-finder.py,
+/// the best of a sweep of shapes, the L2 cleared between runs).
+struct Mamf {
+  double bf16, fp8;
+};
+constexpr Mamf b300_mamf{1769.0, 3353.3};  // torch 2.9.1 + CUDA 13.0
+constexpr Mamf b200_mamf{1745.0, 3432.5};  // torch 2.7.1 + CUDA 12.8
+constexpr Mamf gb200_mamf{1822.0, 3615.6}; // torch 2.10.0.dev20250916 + CUDA 13.0
+
+/// The rule's target on a Blackwell part: the B300's measured layer, scaled by how much faster
+/// the part's best matmul runs than the B300's in the same benchmark.
+double target_ms(double b300_ms, double b300, double part) { return b300_ms * b300 / part; }
+
+void check_rule(const std::string& platform, const Mamf& mamf) {
+  CAPTURE(platform);
+  const auto device = testing::catalogue_device(platform);
+  const double bf16_ms = target_ms(b300_bf16_ms, b300_mamf.bf16, mamf.bf16);
+  const double fp8_ms = target_ms(b300_fp8_ms, b300_mamf.fp8, mamf.fp8);
+  const double bf16 = efficiency_for(device, model::Dtype::bf16, bf16_ms);
+  const double fp8 = efficiency_for(device, model::Dtype::fp8, fp8_ms);
+  MESSAGE(platform, ": layer ", bf16_ms, " / ", fp8_ms, " ms, derived efficiencies: bf16 ", bf16, ", fp8 ", fp8);
+  CHECK(device.roofline.gemm_efficiency == doctest::Approx(bf16).epsilon(0.002));
+  REQUIRE(device.roofline.fp8_gemm_efficiency.has_value());
+  CHECK(*device.roofline.fp8_gemm_efficiency == doctest::Approx(fp8).epsilon(0.002));
+  // The same layer as shipped: within 0.5% of the target, bf16 and FP8.
+  CHECK(layer_ms(device, model::Dtype::bf16) == doctest::Approx(bf16_ms).epsilon(0.005));
+  CHECK(layer_ms(device, model::Dtype::fp8) == doctest::Approx(fp8_ms).epsilon(0.005));
+}
+
 } // namespace
 
-TEST_CASE("dgx-b200's GEMM efficiencies make the formula take what Transformer Engine measured for a layer on B300") {
-  const auto b200 = testing::catalogue_device("dgx-b200.yaml");
-  const double bf16 = efficiency_for(b200, model::Dtype::bf16, b300_bf16_ms);
-  const double fp8 = efficiency_for(b200, model::Dtype::fp8, b300_fp8_ms);
-  MESSAGE("derived efficiencies: bf16 ", bf16, ", fp8 ", fp8);
-  CHECK(b200.roofline.gemm_efficiency == doctest::Approx(bf16).epsilon(0.002));
-  REQUIRE(b200.roofline.fp8_gemm_efficiency.has_value());
-  CHECK(*b200.roofline.fp8_gemm_efficiency == doctest::Approx(fp8).epsilon(0.002));
-  // The same layer as shipped: within 0.5% of the measurement, bf16 and FP8.
-  CHECK(layer_ms(b200, model::Dtype::bf16) == doctest::Approx(b300_bf16_ms).epsilon(0.005));
-  CHECK(layer_ms(b200, model::Dtype::fp8) == doctest::Approx(b300_fp8_ms).epsilon(0.005));
+TEST_CASE("dgx-b200's GEMM efficiencies make the formula take the B300's measured layer at B200's MAMF") {
+  check_rule("dgx-b200.yaml", b200_mamf);
+}
+
+TEST_CASE("gb200-nvl72's GEMM efficiencies make the formula take the B300's measured layer at GB200's MAMF") {
+  check_rule("gb200-nvl72.yaml", gb200_mamf);
+}
+
+TEST_CASE("vera-rubin-nvl144 carries GB200's GEMM efficiencies") {
+  const auto gb200 = testing::catalogue_device("gb200-nvl72.yaml");
+  const auto rubin = testing::catalogue_device("vera-rubin-nvl144.yaml");
+  CHECK(rubin.roofline.gemm_efficiency == gb200.roofline.gemm_efficiency);
+  CHECK(rubin.roofline.fp8_gemm_efficiency == gb200.roofline.fp8_gemm_efficiency);
 }

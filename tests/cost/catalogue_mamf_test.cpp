@@ -2,8 +2,8 @@
 // file's best GEMM rate over the MAMF finder's grid of shapes is its device's published
 // maximum achievable matmul FLOPS (Bekman, Machine Learning Engineering, accelerator chapter: the
 // MAMF table, the best of a sweep of shapes), bf16 and FP8 apart, and no shape of the grid, the
-// published best one included, runs faster. dgx-b200 follows the training-shape rule instead
-// (blackwell_training_gemm_test.cpp), and its grid stays below the MAMF.
+// published best one included, runs faster. dgx-b200 and gb200-nvl72 follow the training-shape
+// rule instead (blackwell_training_gemm_test.cpp), and their grids stay below the MAMF.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -38,7 +38,7 @@ double grid_best_tflops(const hardware::DeviceSpec& device, model::Dtype dtype) 
 } // namespace
 
 TEST_CASE("each platform's best GEMM rate over the MAMF grid is its device's published MAMF, bf16 and FP8 apart "
-          "(B200's below it)") {
+          "(Blackwell's below it)") {
   struct Published {
     const char* platform;
     model::Dtype dtype;
@@ -51,9 +51,9 @@ TEST_CASE("each platform's best GEMM rate over the MAMF grid is its device's pub
       // (blackwell_training_gemm_test.cpp), which stays below the MAMF everywhere on the grid.
       {"dgx-b200.yaml", model::Dtype::bf16, 1745, 1792, 16128, 3072, true},
       {"dgx-b200.yaml", model::Dtype::fp8, 3432.5, 15360, 4096, 3072, true},
-      // GB200: torch 2.10.0.dev20250916 + CUDA 13.0.
-      {"gb200-nvl72.yaml", model::Dtype::bf16, 1822, 4096, 9728, 2048},
-      {"gb200-nvl72.yaml", model::Dtype::fp8, 3615.6, 19456, 5120, 1536},
+      // GB200: torch 2.10.0.dev20250916 + CUDA 13.0. The training-shape rule since 2026-12-06.
+      {"gb200-nvl72.yaml", model::Dtype::bf16, 1822, 4096, 9728, 2048, true},
+      {"gb200-nvl72.yaml", model::Dtype::fp8, 3615.6, 19456, 5120, 1536, true},
       // H100 SXM (and H200, "the same"): torch 2.7 + CUDA 12.6; the GH100 files price bf16 and FP8
       // GEMMs from measured tables, whose ratios are taken against this formula.
       {"dgx-h100.yaml", model::Dtype::bf16, 794.5, 2048, 2048, 13312},
@@ -65,7 +65,7 @@ TEST_CASE("each platform's best GEMM rate over the MAMF grid is its device's pub
       {"mi250x.yaml", model::Dtype::bf16, 147.0, 1024, 14080, 19968},
   };
   for (const auto& p : published) {
-    CAPTURE(p.platform);
+    CAPTURE(std::string(p.platform));
     CAPTURE(p.mamf);
     const auto device = testing::catalogue_device(p.platform);
     const double best = grid_best_tflops(device, p.dtype);
