@@ -139,6 +139,9 @@ using twocs::test::TempDir;
 /// the MAMF rule's 0.731 / 0.725 to 0.638 / 0.636, B200 0.688 / 0.655 -> 0.678 / 0.670; chosen with
 /// these rows in view, docs/validation.md): GB200 -11.9% / -13.0% / -17.9% -> -4.9% / -3.8% /
 /// -11.6%, B200 -8.0% / -10.3% -> -8.6% / -11.4%; 10.73% -> 10.20%.
+/// MI300X's flash attention from FlashAttention-2's CK kernels measured on an MI300X (ROCm/flash-attention
+/// issue #142, 2026-12-06; sought because of this row's error, the rates as published): -44.6% ->
+/// -34.0%; 10.20% -> 9.93%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
                                                         {"llama3-405b-8k-16384gpu", -0.0175},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0098},
@@ -177,7 +180,7 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1205},
                                                         {"torchtitan-llama3-8b-h200-32gpu", -0.0596},
                                                         {"torchtitan-llama3-8b-h200-64gpu", -0.0726},
-                                                        {"torchao-llama3-8b-mi300x-8gpu", -0.4463}};
+                                                        {"torchao-llama3-8b-mi300x-8gpu", -0.3404}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
@@ -217,7 +220,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.1020) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0993) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }
