@@ -39,9 +39,8 @@ std::vector<model::GemmShape> layer_gemms() {
 }
 
 /// The formula's time for the layer's twelve GEMMs, in ms, on `device` with its measured rows set aside.
-double layer_ms(hardware::DeviceSpec device, model::Dtype dtype) {
-  device.kernels.measured.clear();
-  const cost::KernelCostModel formula(device);
+double layer_ms(const hardware::DeviceSpec& device, model::Dtype dtype) {
+  const auto formula = testing::formula_model(device);
   double ms = 0;
   for (const auto& g : layer_gemms()) ms += formula.duration(testing::gemm_op(g.m, g.n, g.k, dtype)).value() * 1e3;
   return ms;

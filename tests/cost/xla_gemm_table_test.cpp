@@ -27,12 +27,9 @@ using namespace twocs;
 
 namespace {
 
-/// The platform's operator model with its measured rows set aside: the formula alone (the GH100
-/// files read measured tables).
+/// The platform's operator model with its measured rows set aside.
 cost::KernelCostModel formula_of(const std::string& platform) {
-  auto device = testing::catalogue_device(platform);
-  device.kernels.measured.clear();
-  return cost::KernelCostModel(device);
+  return testing::formula_model(testing::catalogue_device(platform));
 }
 
 /// The rows of platforms/measured/<table>.

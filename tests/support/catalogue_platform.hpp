@@ -1,14 +1,16 @@
 // The device of one of the repository's platform files (platforms/), and a GEMM to price on it:
 // shared by the cost tests that check a platform's operator model against published kernel
-// measurements (catalogue_mamf_test, power_limit_test, xla_gemm_table_test); roofline_test builds
-// its GEMMs with gemm_op too.
+// measurements (catalogue_mamf_test, power_limit_test, xla_gemm_table_test,
+// blackwell_training_gemm_test); roofline_test builds its GEMMs with gemm_op too.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include <twocs/config/scenario_loader.hpp>
+#include <twocs/cost/kernel_cost_model.hpp>
 #include <twocs/hardware/device.hpp>
 #include <twocs/model/operator.hpp>
 
@@ -18,6 +20,13 @@ namespace twocs::testing {
 inline hardware::DeviceSpec catalogue_device(const std::string& platform) {
   const auto path = std::filesystem::path(TWOCS_SOURCE_DIR) / "platforms" / platform;
   return config::parse_platform(config::read_input(path), {}).device;
+}
+
+/// `device`'s operator model with its measured rows set aside: the formula alone (the GH100
+/// files read measured tables).
+inline cost::KernelCostModel formula_model(hardware::DeviceSpec device) {
+  device.kernels.measured.clear();
+  return cost::KernelCostModel(std::move(device));
 }
 
 /// One m x n x k GEMM in `dtype`, as the lowering builds a linear layer's.
