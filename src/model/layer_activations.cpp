@@ -159,7 +159,7 @@ double op_checkpoint_bytes(const TransformerConfig& m, const TrainingPlan& plan,
 double layer_activation_bytes(const TransformerConfig& m, const TrainingPlan& plan, bool sequence_parallel,
                               bool moe_ffn) {
   // training.recompute_layers: a chunk's first N layers keep only their input, the rest all.
-  if (plan.recompute == Recompute::full && plan.recompute_layers > 0) {
+  if (recomputes_in_blocks(plan)) {
     const double share = recomputed_share(m, plan);
     TrainingPlan every = plan;
     every.recompute_layers = 0;

@@ -313,7 +313,7 @@ MemoryReport estimate_memory(const TransformerConfig& model, const TrainingPlan&
   in.dense_activations = moe ? layer_activation_bytes(model, plan, in.sp, false) : in.moe_activations;
   // Under block recomputation (training.recompute_layers) the depths keep all their activations.
   TrainingPlan mtp_plan = plan;
-  if (plan.recompute == Recompute::full && plan.recompute_layers > 0) mtp_plan.recompute = Recompute::none;
+  if (recomputes_in_blocks(plan)) mtp_plan.recompute = Recompute::none;
   in.mtp_activations = layer_activation_bytes(model, mtp_plan, in.sp, model.is_moe_layer(model.layers));
   const bool zero_bubble = plan.pipeline_schedule == PipelineSchedule::zb_h1;
   if (zero_bubble) {

@@ -54,14 +54,14 @@ std::vector<ModelChunk> partition_layers(const TransformerConfig& model, const T
 
 bool recomputes_layer(const TrainingPlan& plan, const ModelChunk& chunk, std::int64_t layer) {
   if (plan.recompute == Recompute::none) return false;
-  if (plan.recompute != Recompute::full || plan.recompute_layers == 0) return true;
+  if (!recomputes_in_blocks(plan)) return true;
   const std::int64_t position = layer - chunk.first_layer;
   return position < chunk.layers && position < plan.recompute_layers; // MTP depths come after the layers
 }
 
 double recomputed_share(const TransformerConfig& model, const TrainingPlan& plan) {
   if (plan.recompute == Recompute::none) return 0;
-  if (plan.recompute != Recompute::full || plan.recompute_layers == 0) return 1;
+  if (!recomputes_in_blocks(plan)) return 1;
   std::int64_t recomputed = 0;
   for (const auto& chunk : partition_layers(model, plan)) recomputed += std::min(chunk.layers, plan.recompute_layers);
   return static_cast<double>(recomputed) / static_cast<double>(model.layers);

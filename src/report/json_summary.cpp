@@ -97,7 +97,7 @@ Json plan(const model::TrainingPlan& p, const analysis::PlanChoice& choice) {
   if (p.recompute == model::Recompute::selective)
     for (const auto name : model::names_of(p.recompute_modules)) modules.push_back(std::string(name));
   out["recompute_modules"] = modules;
-  out["recompute_layers"] = p.recompute == model::Recompute::full && p.recompute_layers > 0
+  out["recompute_layers"] = model::recomputes_in_blocks(p)
                                 ? Json(p.recompute_layers)
                                 : Json(nullptr); // training.recompute_layers; null: every layer
   out["pipeline_schedule"] = std::string(model::to_string(p.pipeline_schedule));

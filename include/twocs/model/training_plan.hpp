@@ -291,4 +291,10 @@ struct TrainingPlan {
   }
 };
 
+/// Megatron-LM's block recomputation is in force (recompute: full with training.recompute_layers):
+/// each model chunk recomputes its first recompute_layers layers and keeps the others whole.
+[[nodiscard]] constexpr bool recomputes_in_blocks(const TrainingPlan& plan) {
+  return plan.recompute == Recompute::full && plan.recompute_layers > 0;
+}
+
 } // namespace twocs::model
