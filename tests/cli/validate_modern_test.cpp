@@ -142,32 +142,36 @@ using twocs::test::TempDir;
 /// MI300X's flash attention from FlashAttention-2's CK kernels measured on an MI300X (ROCm/flash-attention
 /// issue #142, 2026-12-06; sought because of this row's error, the rates as published): -44.6% ->
 /// -34.0%; 10.20% -> 9.93%.
-const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0410},
-                                                        {"llama3-405b-8k-16384gpu", -0.0175},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0098},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0812},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0584},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0246},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1644},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4952},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1341},
-                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2627},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2506},
-                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0826},
-                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0645},
-                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0342},
-                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0192},
+/// The H100 files' bf16 memory-bound kernels from the H200's measured ones by the GH100 rule
+/// (2026-12-06, docs/operator-models.md: each keeps its H200 rate unless 0.908 of 3.35 TB/s caps
+/// it): dense H100 rows within 0.5 points, the zoo's Qwen3-235B PP 32 row -25.1% -> -20.6% and the
+/// other H100 MoE rows 0.5-1.5 points slower; 9.93% -> 9.71%.
+const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
+                                                        {"llama3-405b-8k-16384gpu", -0.0182},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0141},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0787},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0545},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0252},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1623},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4898},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1210},
+                                                        {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2479},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2056},
+                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0773},
+                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0605},
+                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0393},
+                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0231},
                                                         {"mcore-qwen3-235b-gb200-256gpu", -0.0494},
-                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2422},
-                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.3838},
-                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0466},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0416},
-                                                        {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0187},
-                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.1209},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2295},
+                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.3781},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0510},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0443},
+                                                        {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0229},
+                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.1233},
                                                         {"bridge-llama31-405b-fp8-gb200-256gpu", -0.0382},
                                                         {"bridge-llama3-8b-fp8-b200-8gpu", -0.0860},
                                                         {"bridge-llama3-8b-fp8-gb200-8gpu", -0.1157},
-                                                        {"bridge-llama3-8b-fp8-h100-8gpu", 0.0180},
+                                                        {"bridge-llama3-8b-fp8-h100-8gpu", 0.0202},
                                                         {"bridge-llama31-405b-fp8-b200-128gpu", -0.1143},
                                                         {"torchtitan-llama3-8b-fsdp8", 0.0243},
                                                         {"torchtitan-llama3-8b-fsdp128", 0.0131},
@@ -220,7 +224,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0993) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0972) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }

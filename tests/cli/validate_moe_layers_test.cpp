@@ -41,31 +41,34 @@ namespace {
 /// DeepEP's FP8 rows as the baselines' code ran them (fused_permute_pad off: the experts' padding
 /// copies, none of the fused path's synchronisations): DeepSeek -6.5% / -4.4% -> +0.5% / +1.8%,
 /// Mixtral -18.1% / -5.2% -> -18.8% / -4.0%; 5.9% -> 5.5%.
+/// The H200's measured memory-bound kernels carried to the H100 by the GH100 rule (2026-12-06,
+/// docs/operator-models.md): large GELU, dropout and add kernels faster, small norms slower;
+/// DeepSeek rows 0.7-1.0 points faster, Mixtral 2-4 points; 5.5% -> 6.0%, max 18.8% -> 22.0%.
 const std::map<std::string, double> errors = {
-    {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", 0.0238},
-    {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", 0.0502},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.0202},
-    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.0004},
-    {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", 0.0382},
-    {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", 0.0650},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", 0.0050},
-    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", 0.0180},
-    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 forward", 0.0979},
-    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 backward", 0.0964},
-    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", 0.0450},
-    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 backward", 0.0466},
-    {"moe-perf-mixtral-a2a-tp1ep8-bf16 forward", -0.0398},
-    {"moe-perf-mixtral-a2a-tp1ep8-bf16 backward", 0.0508},
-    {"moe-perf-mixtral-a2a-tp1ep8-fp8 forward", -0.1172},
-    {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.0094},
-    {"moe-perf-mixtral-deepep-tp1ep8-bf16 forward", -0.1069},
-    {"moe-perf-mixtral-deepep-tp1ep8-bf16 backward", 0.0281},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.1880},
-    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.0398},
-    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 forward", -0.0425},
-    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 backward", 0.0431},
-    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 forward", -0.1250},
-    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 backward", -0.0192},
+    {"moe-perf-deepseek-a2a-tp1ep8-bf16 forward", 0.0174},
+    {"moe-perf-deepseek-a2a-tp1ep8-bf16 backward", 0.0436},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 forward", -0.0275},
+    {"moe-perf-deepseek-a2a-tp1ep8-fp8 backward", -0.0082},
+    {"moe-perf-deepseek-deepep-tp1ep8-bf16 forward", 0.0309},
+    {"moe-perf-deepseek-deepep-tp1ep8-bf16 backward", 0.0578},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 forward", -0.0035},
+    {"moe-perf-deepseek-deepep-tp1ep8-fp8 backward", 0.0092},
+    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 forward", 0.0903},
+    {"moe-perf-deepseek-hybridep-tp1ep8-bf16 backward", 0.0891},
+    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 forward", 0.0359},
+    {"moe-perf-deepseek-hybridep-tp1ep8-fp8 backward", 0.0374},
+    {"moe-perf-mixtral-a2a-tp1ep8-bf16 forward", -0.0615},
+    {"moe-perf-mixtral-a2a-tp1ep8-bf16 backward", 0.0236},
+    {"moe-perf-mixtral-a2a-tp1ep8-fp8 forward", -0.1513},
+    {"moe-perf-mixtral-a2a-tp1ep8-fp8 backward", -0.0464},
+    {"moe-perf-mixtral-deepep-tp1ep8-bf16 forward", -0.1271},
+    {"moe-perf-mixtral-deepep-tp1ep8-bf16 backward", 0.0015},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 forward", -0.2195},
+    {"moe-perf-mixtral-deepep-tp1ep8-fp8 backward", -0.0756},
+    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 forward", -0.0641},
+    {"moe-perf-mixtral-hybridep-tp1ep8-bf16 backward", 0.0161},
+    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 forward", -0.1569},
+    {"moe-perf-mixtral-hybridep-tp1ep8-fp8 backward", -0.0547},
 };
 
 constexpr double margin = 0.005;
@@ -76,7 +79,7 @@ TEST_CASE("every MoE layer row stays within 0.5 points of its pinned signed erro
   const auto result = twocs::test::validate_suite("moe-layers.yaml", {}, "auto");
   twocs::test::check_pinned_errors(result, errors, margin);
   for (const auto& row : result["runs"]) CHECK(row["kind"].get<std::string>() == "layer");
-  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.0549) <= margin);
+  CHECK(std::fabs(result["layer"]["mean_abs_error"].get<double>() - 0.0604) <= margin);
 }
 
 TEST_CASE("the Qwen3-shaped MoE layers stay within 0.5 points of their pinned signed errors (validation suite)") {
@@ -86,8 +89,8 @@ TEST_CASE("the Qwen3-shaped MoE layers stay within 0.5 points of their pinned si
   // whatever their GPU work, the host's floor at 16 local experts that twocs does not have
   // (docs/validation.md, "MoE layers at Qwen3's shapes").
   const std::map<std::string, double> qwen3 = {
-      {"marin-qwen3-30b-deepep-tp1ep8-bf16 forward+backward", -0.7529},
-      {"marin-qwen3-235b-deepep-tp1ep8-bf16 forward+backward", -0.3774},
+      {"marin-qwen3-30b-deepep-tp1ep8-bf16 forward+backward", -0.7572},
+      {"marin-qwen3-235b-deepep-tp1ep8-bf16 forward+backward", -0.3885},
   };
   twocs::test::check_pinned_errors(twocs::test::validate_suite("moe-layers-qwen3.yaml", {}, "auto"), qwen3, margin);
 }
