@@ -20,10 +20,10 @@ namespace {
 
 using detail::join_names;
 
-constexpr std::array<std::string_view, 7> column_names = {"op",   "shape",        "dtype",  "measured_time",
-                                                          "name", "accumulation", "scaling"};
-enum Column : std::size_t { op, shape, dtype, measured_time, name, accumulation, scaling };
-constexpr std::size_t required_columns = 4; // all but `name`, `accumulation` and `scaling`
+constexpr std::array<std::string_view, 8> column_names = {"op",   "shape",        "dtype",   "measured_time",
+                                                          "name", "accumulation", "scaling", "kernel"};
+enum Column : std::size_t { op, shape, dtype, measured_time, name, accumulation, scaling, kernel };
+constexpr std::size_t required_columns = 4; // all but `name`, `accumulation`, `scaling` and `kernel`
 
 struct Field {
   std::string text;
@@ -161,6 +161,15 @@ hardware::KernelMeasurement read_row(const std::vector<Field>& row,
   if (at[scaling])
     m.scaling = read_fp8_cell(cell(scaling), "scaling", m, {"tensorwise", "blockwise"},
                               {Fp8Scaling::tensorwise, Fp8Scaling::blockwise}, Fp8Scaling::tensorwise, file, line);
+  if (at[kernel] && !cell(kernel).text.empty()) {
+    // The fused attention implementation the row measured, as a platform's inline rows name it.
+    if (!model::is_fused_attention(m.kind))
+      fail(file, line, cell(kernel).column,
+           fmt::format("kernel '{}' on a {} row: it names a fused attention implementation", cell(kernel).text,
+                       kind.text),
+           "leave the kernel cell empty except on flash_forward and flash_backward rows");
+    m.kernel = cell(kernel).text;
+  }
   // A kernel launch takes microseconds and no single kernel an hour: outside 1 ns .. 1 h the
   // unit is wrong, and a denormal or huge time would break the fit.
   if (m.time.value() < 1e-9 || m.time.value() > 3600.0)

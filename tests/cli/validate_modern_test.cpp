@@ -146,6 +146,9 @@ using twocs::test::TempDir;
 /// (2026-12-06, docs/operator-models.md: each keeps its H200 rate unless 0.908 of 3.35 TB/s caps
 /// it): dense H100 rows within 0.5 points, the zoo's Qwen3-235B PP 32 row -25.1% -> -20.6% and the
 /// other H100 MoE rows 0.5-1.5 points slower; 9.93% -> 9.71%.
+/// dgx-b200's fused attention from GB200's measured cuDNN kernels at the parts' MAMF ratio (the
+/// training-shape rule's scaling, 2026-12-06; the formula before): B200 8B -8.6% -> -10.6%, 405B
+/// -11.4% -> -10.9%; 9.72% -> 9.76%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0141},
@@ -169,10 +172,10 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0229},
                                                         {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.1233},
                                                         {"bridge-llama31-405b-fp8-gb200-256gpu", -0.0382},
-                                                        {"bridge-llama3-8b-fp8-b200-8gpu", -0.0860},
+                                                        {"bridge-llama3-8b-fp8-b200-8gpu", -0.1059},
                                                         {"bridge-llama3-8b-fp8-gb200-8gpu", -0.1157},
                                                         {"bridge-llama3-8b-fp8-h100-8gpu", 0.0202},
-                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.1143},
+                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.1093},
                                                         {"torchtitan-llama3-8b-fsdp8", 0.0243},
                                                         {"torchtitan-llama3-8b-fsdp128", 0.0131},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.0074},
@@ -224,7 +227,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0972) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0976) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }

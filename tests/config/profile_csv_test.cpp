@@ -120,3 +120,21 @@ TEST_CASE("the accumulation column: split or fast on FP8 GEMM rows, empty elsewh
   CHECK(contains(bf16.problem(), "not an FP8 GEMM"));
   CHECK(where(csv_error(h + "softmax,bytes=1024,fp8,1us,a,fast\n")) == "p.csv:2:30");
 }
+
+TEST_CASE("the kernel column names a fused attention row's implementation, and only a fused attention row's") {
+  const std::string h = "op,shape,dtype,measured_time,kernel\n";
+  const auto rows = config::parse_profile_csv(
+      {"p.csv", h + "flash_forward,\"heads=8,seq=512,head_dim=128,causal=1\",bf16,21us,cudnn\n"
+                    "flash_backward,\"heads=8,seq=512,head_dim=128,causal=1\",bf16,65us,flash2\n"
+                    "flash_forward,\"heads=8,seq=1024,head_dim=128,causal=1\",bf16,47us,\n"
+                    "gemm,\"m=16,n=16,k=16\",bf16,1us,\n"});
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].kernel == "cudnn");
+  CHECK(rows[1].kernel == "flash2");
+  CHECK(rows[2].kernel.empty()); // any implementation
+  CHECK(rows[3].kernel.empty());
+  const auto gemm = csv_error(h + "gemm,\"m=16,n=16,k=16\",bf16,1us,cudnn\n");
+  CHECK(where(gemm) == "p.csv:2:32");
+  CHECK(contains(gemm.problem(), "fused attention"));
+  CHECK(contains(gemm.fix(), "flash_forward"));
+}
