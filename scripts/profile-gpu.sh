@@ -1,5 +1,5 @@
 #!/bin/bash
-# Measure the operator evidence twocs reads on one NVIDIA GPU (docs/operator-models.md,
+# Measure the operator evidence twocs reads on one GPU (NVIDIA, or AMD through PyTorch's ROCm build) (docs/operator-models.md,
 # "Profiles"): bf16 GEMMs of today's training shapes, memory-bound kernels and fused attention,
 # FP8 GEMMs with split and with fast accumulation, and the GPU's clock and power while it runs.
 #
@@ -16,23 +16,35 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 
+# NVIDIA GPUs log their clocks and power with nvidia-smi; on an AMD GPU (PyTorch's ROCm build runs
+# the same torch.cuda calls) the device is described once with rocm-smi where it is installed, and
+# the clock log is skipped.
+has_nvidia_smi=false
+command -v nvidia-smi >/dev/null && has_nvidia_smi=true
+
 {
   date -u
-  nvidia-smi --query-gpu=name,driver_version,power.limit,power.max_limit,clocks.max.sm,clocks.max.mem,memory.total \
-    --format=csv
+  if $has_nvidia_smi; then
+    nvidia-smi --query-gpu=name,driver_version,power.limit,power.max_limit,clocks.max.sm,clocks.max.mem,memory.total \
+      --format=csv
+  elif command -v rocm-smi >/dev/null; then
+    rocm-smi --showproductname --showmaxpower --showclocks || true
+  fi
   python3 - <<'EOF'
 import torch
-print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())
+print("torch", torch.__version__, "cuda", torch.version.cuda, "hip", getattr(torch.version, "hip", None), "cudnn", torch.backends.cudnn.version())
 p = torch.cuda.get_device_properties(0)
 print(p.name, "SMs", p.multi_processor_count, "memory", p.total_memory)
 EOF
   python3 -m pip list 2>/dev/null | grep -i -E "^(torch|nvidia-cublas|nvidia-cudnn)" || true
 } >"$out/env.txt" 2>&1
 
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu \
-  --format=csv,nounits -lms 200 >"$out/smi.csv" 2>&1 &
-smi=$!
-trap 'kill $smi 2>/dev/null || true' EXIT
+if $has_nvidia_smi; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu \
+    --format=csv,nounits -lms 200 >"$out/smi.csv" 2>&1 &
+  smi=$!
+  trap 'kill $smi 2>/dev/null || true' EXIT
+fi
 
 profile() { python3 "$here/profile_operators.py" --shapes training "$@"; }
 profile --dtype bf16 --attention -o "$out/bf16.csv"

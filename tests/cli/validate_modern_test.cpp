@@ -149,6 +149,9 @@ using twocs::test::TempDir;
 /// dgx-b200's fused attention from GB200's measured cuDNN kernels at the parts' MAMF ratio (the
 /// training-shape rule's scaling, 2026-12-06; the formula before): B200 8B -8.6% -> -10.6%, 405B
 /// -11.4% -> -10.9%; 9.72% -> 9.76%.
+/// mi300x's gemm_efficiency from AMD's own maximum achievable matmul FLOPS (708 TFLOP/s, ROCm
+/// rocm-blogs "Measuring Max-Achievable FLOPs - Part 2"; Bekman's 781.9 before: 0.600 -> 0.543;
+/// sought because of the row's error, 2026-12-06): -34.0% -> -30.0%; 9.76% -> 9.65%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0141},
@@ -187,7 +190,7 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1205},
                                                         {"torchtitan-llama3-8b-h200-32gpu", -0.0596},
                                                         {"torchtitan-llama3-8b-h200-64gpu", -0.0726},
-                                                        {"torchao-llama3-8b-mi300x-8gpu", -0.3404}};
+                                                        {"torchao-llama3-8b-mi300x-8gpu", -0.2999}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
@@ -227,7 +230,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0976) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0965) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }
