@@ -92,27 +92,44 @@ std::optional<double> MeasuredTable::interpolated_log_ratio(const model::Compute
   for (const auto& e : entries_) same_mask = same_mask || (describes(e, op, wanted) && e.causal == causal);
   double weights = 0;
   double weighted_log_ratio = 0;
+  int at_size = 0; // measurements of exactly this size
+  double log_ratio_at_size = 0;
   for (const auto& e : entries_) {
     if (!describes(e, op, wanted) || e.log_size.size() != at.size()) continue;
     if (same_mask && e.causal != causal) continue;
     const double d2 = squared_distance(e.log_size, at);
-    if (d2 < 1e-18) return e.log_ratio; // a measured size: its own ratio
+    if (d2 < 1e-18) { // a measured size: its own ratio (the mean ratio of several rows of that size)
+      ++at_size;
+      log_ratio_at_size += e.log_ratio;
+      continue;
+    }
     // Shepard's inverse-distance weights with power 2 (weight = 1 / distance^2).
     weights += 1.0 / d2;
     weighted_log_ratio += e.log_ratio / d2;
   }
+  if (at_size > 0) return log_ratio_at_size / at_size;
   if (weights == 0) return std::nullopt;
   return weighted_log_ratio / weights;
 }
 
 std::optional<units::Seconds> MeasuredTable::lookup(const model::ComputeOp& op, units::Seconds formula_time) const {
   const std::vector<double> at = log_size_of(op.kind, op.gemm, op.attention, op.bytes);
-  // A one-step kernel of a measured size gets the measurement itself (the same as its ratio).
+  // A one-step kernel of a measured size gets the measurement itself (the same as its ratio), or
+  // where several kernels of its kind were measured at that size (a memory-bound kernel is placed
+  // by its bytes alone: an add and a cast of the same bytes), their geometric mean.
   const hardware::Fp8Accumulation wanted = accumulation_for(op);
-  if (!model::is_fused_attention(op.kind))
+  if (!model::is_fused_attention(op.kind)) {
+    int at_size = 0;
+    double log_time = 0;
+    units::Seconds first{};
     for (const auto& e : entries_)
-      if (describes(e, op, wanted) && e.log_size.size() == at.size() && squared_distance(e.log_size, at) < 1e-18)
-        return e.time;
+      if (describes(e, op, wanted) && e.log_size.size() == at.size() && squared_distance(e.log_size, at) < 1e-18) {
+        if (at_size++ == 0) first = e.time;
+        log_time += std::log(e.time.value());
+      }
+    if (at_size == 1) return first;
+    if (at_size > 1) return units::Seconds{std::exp(log_time / at_size)};
+  }
   const auto log_ratio = interpolated_log_ratio(op, at, wanted);
   if (!log_ratio) return std::nullopt;
   return formula_time * std::exp(*log_ratio);

@@ -152,28 +152,30 @@ using twocs::test::TempDir;
 /// mi300x's gemm_efficiency from AMD's own maximum achievable matmul FLOPS (708 TFLOP/s, ROCm
 /// rocm-blogs "Measuring Max-Achievable FLOPs - Part 2"; Bekman's 781.9 before: 0.600 -> 0.543;
 /// sought because of the row's error, 2026-12-06): -34.0% -> -30.0%; 9.76% -> 9.65%.
+/// Kernels measured at one size stand together (their geometric mean; the H200 table's casts had the
+/// adds' sizes, and the first row was taken): H100 and H200 rows within 0.35 points; 9.65% -> 9.63%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0141},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0787},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0107},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0802},
                                                         {"nemo-llama2-70b-fp8-64gpu", 0.0545},
                                                         {"nemo-llama3-70b-fp8-64gpu", -0.0252},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1623},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4898},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1605},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4889},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1210},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2479},
                                                         {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2056},
-                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0773},
-                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0605},
-                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0393},
-                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0231},
+                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0762},
+                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0596},
+                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0386},
+                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0227},
                                                         {"mcore-qwen3-235b-gb200-256gpu", -0.0494},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2295},
-                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.3781},
-                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0510},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0443},
-                                                        {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0229},
-                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.1233},
+                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.3768},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0518},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0445},
+                                                        {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0237},
+                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.1234},
                                                         {"bridge-llama31-405b-fp8-gb200-256gpu", -0.0382},
                                                         {"bridge-llama3-8b-fp8-b200-8gpu", -0.1059},
                                                         {"bridge-llama3-8b-fp8-gb200-8gpu", -0.1157},
@@ -188,8 +190,8 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0629},
                                                         {"torchtitan-llama3-70b-2d-256gpu", -0.0987},
                                                         {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1205},
-                                                        {"torchtitan-llama3-8b-h200-32gpu", -0.0596},
-                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0726},
+                                                        {"torchtitan-llama3-8b-h200-32gpu", -0.0590},
+                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0719},
                                                         {"torchao-llama3-8b-mi300x-8gpu", -0.2999}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
@@ -230,7 +232,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0965) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0963) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }

@@ -47,6 +47,35 @@ TEST_CASE("a measured size gets its measured time, not the formula's") {
   CHECK(model.formula_duration(as_op(square(4096, 0))).value() != doctest::Approx(1e-3));
 }
 
+TEST_CASE("several kernels measured at one size stand together: their geometric mean, there and between") {
+  // A memory-bound kernel is placed by its bytes alone: an add and a cast of the same bytes are
+  // two measurements of one size (platforms/measured/h200-memory-bf16.csv), neither the first.
+  const auto elementwise = [](double bytes, double seconds) {
+    hardware::KernelMeasurement r;
+    r.kind = model::OpKind::elementwise;
+    r.dtype = model::Dtype::bf16;
+    r.bytes = units::Bytes(bytes);
+    r.time = units::Seconds(seconds);
+    return r;
+  };
+  const auto add = elementwise(75497472, 19.939e-6), cast = elementwise(75497472, 38.865e-6);
+  const cost::KernelCostModel both(with_table({add, cast}));
+  const double mean = std::sqrt(19.939e-6 * 38.865e-6);
+  CHECK(both.duration(as_op(add)).value() == doctest::Approx(mean).epsilon(1e-12));
+  CHECK(both.duration(as_op(cast)).value() == doctest::Approx(mean).epsilon(1e-12));
+  // The order of the rows does not matter.
+  const cost::KernelCostModel swapped(with_table({cast, add}));
+  CHECK(swapped.duration(as_op(add)).value() == doctest::Approx(mean).epsilon(1e-12));
+  // Elsewhere the two weigh alike: twice the size takes the formula times their mean ratio.
+  const cost::KernelCostModel plain(with_table({}));
+  const auto twice = elementwise(2 * 75497472.0, 0);
+  const double ratio =
+      std::sqrt(19.939e-6 / plain.duration(as_op(add)).value() * 38.865e-6 / plain.duration(as_op(cast)).value());
+  CHECK(both.duration(as_op(twice)).value() == doctest::Approx(ratio * plain.duration(as_op(twice)).value()));
+  // One row alone is returned exactly.
+  CHECK(cost::KernelCostModel(with_table({add})).duration(as_op(add)).value() == 19.939e-6);
+}
+
 TEST_CASE("between measured sizes the measured/formula ratio is interpolated") {
   const cost::KernelCostModel plain(with_table({}));
   const auto ratio_at = [&](std::int64_t n, double ratio) {

@@ -6,7 +6,9 @@
 // ratio of the measured sizes, averaged (geometrically) with inverse-distance weights in log size
 // space (Shepard, "A two-dimensional interpolation function for irregularly-spaced data", ACM
 // 1968, with power 2). The formula thus supplies the shape dependence (tiles, waves), the
-// measurements its level; at a measured size the measurement is returned exactly.
+// measurements its level; at a measured size the measurement is returned exactly, or where
+// several rows measured that size (a memory-bound kernel is placed by its bytes alone), their
+// geometric mean.
 //
 // An FP8 GEMM looks among the rows measured with its pass's accumulation (split in the backward
 // pass, fast otherwise: hardware::fp8_accumulation_of), or among all its dtype's rows when none
