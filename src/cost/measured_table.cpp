@@ -114,21 +114,19 @@ std::optional<double> MeasuredTable::interpolated_log_ratio(const model::Compute
 
 std::optional<units::Seconds> MeasuredTable::lookup(const model::ComputeOp& op, units::Seconds formula_time) const {
   const std::vector<double> at = log_size_of(op.kind, op.gemm, op.attention, op.bytes);
-  // A one-step kernel of a measured size gets the measurement itself (the same as its ratio), or
-  // where several kernels of its kind were measured at that size (a memory-bound kernel is placed
-  // by its bytes alone: an add and a cast of the same bytes), their geometric mean.
+  // A one-step kernel of a measured size gets the measurement itself (the same as its ratio).
+  // Several kernels of its kind measured at that size (a memory-bound kernel is placed by its
+  // bytes alone: an add and a cast of the same bytes) stand together: their mean ratio, below.
   const hardware::Fp8Accumulation wanted = accumulation_for(op);
   if (!model::is_fused_attention(op.kind)) {
+    const Entry* measured = nullptr;
     int at_size = 0;
-    double log_time = 0;
-    units::Seconds first{};
     for (const auto& e : entries_)
       if (describes(e, op, wanted) && e.log_size.size() == at.size() && squared_distance(e.log_size, at) < 1e-18) {
-        if (at_size++ == 0) first = e.time;
-        log_time += std::log(e.time.value());
+        measured = &e;
+        ++at_size;
       }
-    if (at_size == 1) return first;
-    if (at_size > 1) return units::Seconds{std::exp(log_time / at_size)};
+    if (at_size == 1) return measured->time;
   }
   const auto log_ratio = interpolated_log_ratio(op, at, wanted);
   if (!log_ratio) return std::nullopt;
