@@ -19,7 +19,7 @@ The cap agrees with what speed-of-light kernels sustain on an H100 SXM's HBM3: 3
 of 3.35 (Dao-AILab/quack, media/2025-07-10-membound-sol.md at c8ec317). Keeping the fraction
 instead (time x 4.8 / 3.35, the rule `measured_device_scale` applies to what-ifs) would put
 torch's softmax on an H100 at 1.28 TB/s, where the same blog measures torch.compile's at 1.9-2.0.
-tests/cost/gh100_memory_rule_test.cpp recomputes every row of the written file from the H200's.
+tests/cost/derived_memory_tables_test.cpp recomputes every row of the written file from the H200's.
 """
 import argparse
 import csv

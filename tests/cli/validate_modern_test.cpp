@@ -154,6 +154,11 @@ using twocs::test::TempDir;
 /// sought because of the row's error, 2026-12-06): -34.0% -> -30.0%; 9.76% -> 9.65%.
 /// Kernels measured at one size stand together (their geometric mean; the H200 table's casts had the
 /// adds' sizes, and the first row was taken): H100 and H200 rows within 0.35 points; 9.65% -> 9.63%.
+/// The Blackwell files' bf16 memory-bound kernels from the H200's measured ones by the Blackwell rule
+/// (2026-12-06, docs/operator-models.md: each runs as much faster than on the H200 as FlashInfer's
+/// fused add + RMSNorm of its size runs on a B200, x1.07-1.44; the formula at 0.8 of 8 TB/s before;
+/// sought because these rows erred fast): B200 8B -10.6% -> -0.4%, 405B -10.9% -> -7.2%, GB200 8B
+/// -11.6% -> -1.1%, 405B -3.8% -> +0.7%, Qwen3-235B -4.9% -> +5.8%; 9.63% -> 8.94%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0107},
@@ -169,18 +174,18 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0596},
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0386},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0227},
-                                                        {"mcore-qwen3-235b-gb200-256gpu", -0.0494},
+                                                        {"mcore-qwen3-235b-gb200-256gpu", 0.0575},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2295},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3768},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0518},
                                                         {"bridge-llama31-405b-fp8-1024gpu", -0.0445},
                                                         {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0237},
                                                         {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.1234},
-                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.0382},
-                                                        {"bridge-llama3-8b-fp8-b200-8gpu", -0.1059},
-                                                        {"bridge-llama3-8b-fp8-gb200-8gpu", -0.1157},
+                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", 0.0066},
+                                                        {"bridge-llama3-8b-fp8-b200-8gpu", -0.0036},
+                                                        {"bridge-llama3-8b-fp8-gb200-8gpu", -0.0106},
                                                         {"bridge-llama3-8b-fp8-h100-8gpu", 0.0202},
-                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.1093},
+                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.0721},
                                                         {"torchtitan-llama3-8b-fsdp8", 0.0243},
                                                         {"torchtitan-llama3-8b-fsdp128", 0.0131},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.0074},
@@ -232,7 +237,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0963) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0894) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }

@@ -7,8 +7,9 @@
 // space (Shepard, "A two-dimensional interpolation function for irregularly-spaced data", ACM
 // 1968, with power 2). The formula thus supplies the shape dependence (tiles, waves), the
 // measurements its level; at a measured size the measurement is returned exactly, or where
-// several rows measured that size (a memory-bound kernel is placed by its bytes alone), their
-// geometric mean.
+// several rows measured that size (a memory-bound kernel is placed by its bytes alone), the
+// formula's time scaled by the geometric mean of their measured/formula ratios (their times'
+// geometric mean where they share the formula's size).
 //
 // An FP8 GEMM looks among the rows measured with its pass's accumulation (split in the backward
 // pass, fast otherwise: hardware::fp8_accumulation_of), or among all its dtype's rows when none
