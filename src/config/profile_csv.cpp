@@ -114,6 +114,30 @@ Enum read_fp8_cell(const Field& cell, std::string_view column, const hardware::K
        fmt::format("write {} or {} (docs/operator-models.md, \"Profiles\")", names[0], names[1]));
 }
 
+/// The measured_time cell: a positive time with its unit, between 1 ns and 1 h.
+units::Seconds read_time(const Field& time, const std::string& file, int line) {
+  double bare = 0;
+  const char* end = time.text.data() + time.text.size();
+  if (!time.text.empty() && std::from_chars(time.text.data(), end, bare).ptr == end)
+    fail(file, line, time.column, fmt::format("measured_time needs a unit, got '{}'", time.text),
+         "write the time with its unit, e.g. 1.234ms or 56.7us");
+  units::Seconds seconds{0};
+  try {
+    seconds = units::parse_seconds(time.text);
+  } catch (const units::UnitError& e) {
+    fail(file, line, time.column + static_cast<int>(e.offset()) + (time.quoted ? 1 : 0),
+         fmt::format("measured_time: {}", e.what()), "write the time with its unit, e.g. 1.234ms or 56.7us");
+  }
+  if (!(seconds.value() > 0))
+    fail(file, line, time.column, "measured_time must be positive", "write the measured time, e.g. 1.234ms");
+  // A kernel launch takes microseconds and no single kernel an hour: outside 1 ns .. 1 h the
+  // unit is wrong, and a denormal or huge time would break the fit.
+  if (seconds.value() < 1e-9 || seconds.value() > 3600.0)
+    fail(file, line, time.column, fmt::format("measured_time '{}' is outside 1ns to 1h", time.text),
+         "check the unit: write e.g. 1.234ms or 56.7us");
+  return seconds;
+}
+
 hardware::KernelMeasurement read_row(const std::vector<Field>& row,
                                      const std::array<std::optional<std::size_t>, column_names.size()>& at,
                                      const std::string& file, int line) {
@@ -139,20 +163,7 @@ hardware::KernelMeasurement read_row(const std::vector<Field>& row,
   } catch (const detail::ShapeError& e) {
     fail(file, line, dims.column + static_cast<int>(e.offset()) + (dims.quoted ? 1 : 0), e.what(), e.fix());
   }
-  const Field& time = cell(measured_time);
-  double bare = 0;
-  const char* end = time.text.data() + time.text.size();
-  if (!time.text.empty() && std::from_chars(time.text.data(), end, bare).ptr == end)
-    fail(file, line, time.column, fmt::format("measured_time needs a unit, got '{}'", time.text),
-         "write the time with its unit, e.g. 1.234ms or 56.7us");
-  try {
-    m.time = units::parse_seconds(time.text);
-  } catch (const units::UnitError& e) {
-    fail(file, line, time.column + static_cast<int>(e.offset()) + (time.quoted ? 1 : 0),
-         fmt::format("measured_time: {}", e.what()), "write the time with its unit, e.g. 1.234ms or 56.7us");
-  }
-  if (!(m.time.value() > 0))
-    fail(file, line, time.column, "measured_time must be positive", "write the measured time, e.g. 1.234ms");
+  m.time = read_time(cell(measured_time), file, line);
   using hardware::Fp8Accumulation;
   using hardware::Fp8Scaling;
   if (at[accumulation])
@@ -170,11 +181,6 @@ hardware::KernelMeasurement read_row(const std::vector<Field>& row,
            "leave the kernel cell empty except on flash_forward and flash_backward rows");
     m.kernel = cell(kernel).text;
   }
-  // A kernel launch takes microseconds and no single kernel an hour: outside 1 ns .. 1 h the
-  // unit is wrong, and a denormal or huge time would break the fit.
-  if (m.time.value() < 1e-9 || m.time.value() > 3600.0)
-    fail(file, line, time.column, fmt::format("measured_time '{}' is outside 1ns to 1h", time.text),
-         "check the unit: write e.g. 1.234ms or 56.7us");
   return m;
 }
 
