@@ -70,9 +70,10 @@ void ChunkPasses::forward_prologue(DeviceLowering& device, const model::ModelChu
 void ChunkPasses::forward_layer(DeviceLowering& device, const model::ModelChunk& chunk, std::int64_t l,
                                 std::int64_t micro_batch) const {
   const auto& layer = context_.ops.layer_at(chunk.first_layer + l);
-  weights_.gather_layer(device, l, chunk.layers, compute_ops(layer.forward), micro_batch, chunk.first_layer + l,
+  const auto& forward = layer.forward_of(device.first_forward(chunk.first_layer + l));
+  weights_.gather_layer(device, l, chunk.layers, compute_ops(forward), micro_batch, chunk.first_layer + l,
                         chunk.first_layer + l + 1);
-  emit_steps(device, context_.layout, layer.forward, chunk.first_layer + l, micro_batch);
+  emit_steps(device, context_.layout, forward, chunk.first_layer + l, micro_batch);
 }
 
 void ChunkPasses::forward_epilogue(DeviceLowering& device, const model::ModelChunk& chunk,
@@ -115,10 +116,10 @@ void ChunkPasses::mtp_forward(DeviceLowering& device, const model::ModelChunk& c
   const auto& layout = context_.layout;
   for (std::int64_t k = 0; k < chunk.mtp_layers; ++k) {
     const std::int64_t index = context_.model.layers + k; // Megatron-Core numbers them after the model's
-    const auto& layer = ops.layer_at(index);
+    const auto& forward = ops.layer_at(index).forward_of(device.first_forward(index));
     emit_steps(device, layout, ops.mtp_input_forward, -1, micro_batch);
-    weights_.gather_layer(device, 0, 1, compute_ops(layer.forward), micro_batch, index, index);
-    emit_steps(device, layout, layer.forward, index, micro_batch);
+    weights_.gather_layer(device, 0, 1, compute_ops(forward), micro_batch, index, index);
+    emit_steps(device, layout, forward, index, micro_batch);
     emit_steps(device, layout, ops.mtp_head_forward, -1, micro_batch);
   }
 }

@@ -66,6 +66,7 @@ struct IterationContext {
   LoweringLabels labels;
   std::vector<PreparedSequence> grad_accumulation_by_chunk; // indexed as `chunks`
   bool first_micro_batch_accumulates = false;               // the plan's pass, decided once
+  bool fp8_weights_cached = false;                          // LoweringOptions::fp8_weights_cached
 };
 
 /// One device being lowered: its program, its place and its gradient reduction.
@@ -75,8 +76,18 @@ struct DeviceLowering {
   GradientSync gradients;
   bool gradients_final = false; // inside the backward whose gradients get reduced
   bool layer_graphs = false;    // a layer's captured steps are one CUDA graph (cuda_graphs: partial)
+  std::vector<bool> forwarded;  // per layer index: its forward ran on this device in this step
 
   [[nodiscard]] DeviceId device() const { return program.device(); }
+  /// True the first time `layer` runs its forward on this device in the step (its first
+  /// micro-batch, whatever the schedule numbers it), false after.
+  bool first_forward(std::int64_t layer) {
+    const auto index = static_cast<std::size_t>(layer);
+    if (index >= forwarded.size()) forwarded.resize(index + 1, false);
+    const bool first = !forwarded[index];
+    forwarded[index] = true;
+    return first;
+  }
 };
 
 } // namespace twocs::lowering::detail

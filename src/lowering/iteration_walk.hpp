@@ -14,6 +14,6 @@ namespace twocs::lowering::detail {
 
 void lower_devices(TaskSink& sink, const model::TransformerConfig& model, const model::TrainingPlan& plan,
                    const cost::OperatorCostModel& cost, const std::vector<DeviceId>& devices,
-                   const CollectivePolicy& collectives = {});
+                   const CollectivePolicy& collectives = {}, bool fp8_weights_cached = false);
 
 } // namespace twocs::lowering::detail

@@ -68,8 +68,14 @@ public:
     DeviceLowering device{DeviceProgram(context_.sink, registry, id, plan.host.launch_time.value_or(units::Seconds(0))),
                           context_.layout.coordinates(id),
                           GradientSync(context_.sink, plan, context_.layout.group(id, model::CommGroup::data),
-                                       expert_data_group(context_.layout, id, plan.parallelism.expert))};
+                                       expert_data_group(context_.layout, id, plan.parallelism.expert)),
+                          false,
+                          false,
+                          {}};
     device.layer_graphs = plan.host.cuda_graphs == model::CudaGraphs::partial;
+    // Weights quantized before the iteration: no layer's forward is its first (first_forward).
+    if (context_.fp8_weights_cached)
+      device.forwarded.assign(static_cast<std::size_t>(context_.model.layers + context_.model.mtp_layers), true);
     // A full-iteration graph holds the forward-backward of every micro-batch, up to the optimizer
     // (FullCudaGraphWrapper around forward_backward_func; OptimizerStep ends it).
     const bool full_graph = plan.host.cuda_graphs == model::CudaGraphs::full;
@@ -142,8 +148,9 @@ private:
 
 void lower_devices(TaskSink& sink, const model::TransformerConfig& model, const model::TrainingPlan& plan,
                    const cost::OperatorCostModel& cost, const std::vector<DeviceId>& devices,
-                   const CollectivePolicy& collectives) {
-  const IterationContext context(sink, model, plan, cost);
+                   const CollectivePolicy& collectives, bool fp8_weights_cached) {
+  IterationContext context(sink, model, plan, cost);
+  context.fp8_weights_cached = fp8_weights_cached;
   CollectiveRegistry registry(sink, simulation_mask(devices, context.layout.world_size()), collectives,
                               &context.layout);
   const ScheduleWalk walk(context);
@@ -169,7 +176,8 @@ TaskGraph lower_iteration(const model::TransformerConfig& model, const model::Tr
                           const cost::OperatorCostModel& cost, const LoweringOptions& options) {
   TaskGraph graph(static_cast<DeviceId>(plan.world_size()));
   graph.reserve(static_cast<std::size_t>(options.expected_tasks));
-  detail::lower_devices(graph, model, plan, cost, simulated_devices(plan, options), options.collectives);
+  detail::lower_devices(graph, model, plan, cost, simulated_devices(plan, options), options.collectives,
+                        options.fp8_weights_cached);
   graph.compact();
   return graph;
 }

@@ -1,5 +1,7 @@
 #include "merged_passes.hpp"
 
+#include <cassert>
+
 #include <algorithm>
 
 #include "step_emitter.hpp"
@@ -36,6 +38,10 @@ void MergedPasses::run_layer_pair(DeviceLowering& device, std::int64_t forward_l
   const LayerCuts& f = cuts_at(forward_layer);
   const LayerCuts& b = cuts_at(backward_layer);
   const auto& layout = context_.layout;
+  // A merged pair's forward is never its layer's first of the step (the schedules run the first
+  // micro-batch's forward alone, before any backward), so it has no weight quantization.
+  [[maybe_unused]] const bool first = device.first_forward(forward_layer);
+  assert(!first && "a merged pair ran a layer's first forward");
   const auto fwd = [&](const PreparedSequence& s) {
     emit_steps(device, layout, s, forward_layer, forward_micro_batch);
   };

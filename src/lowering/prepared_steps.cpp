@@ -6,6 +6,7 @@
 #include <utility>
 #include <variant>
 
+#include <twocs/model/fp8_weights.hpp>
 #include <twocs/model/fsdp_copies.hpp>
 #include <twocs/model/parameters.hpp>
 #include <twocs/model/stage_partition.hpp>
@@ -90,7 +91,11 @@ PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, cons
                                 : model::StepSequence{};
     if (model::runs_fsdp2_copies(plan))
       add_fsdp2_copies(plan, counts.layer_range(index, 1), counts.linear_range(index, 1), forward, backward, recompute);
-    return PreparedLayer{prepare(sink, forward, cost), prepare(sink, backward, cost), prepare(sink, recompute, cost)};
+    PreparedSequence first_forward;
+    if (model::quantizes_weights_per_step(plan))
+      first_forward = prepare(sink, model::first_micro_batch_forward(forward, plan), cost);
+    return PreparedLayer{prepare(sink, forward, cost), prepare(sink, backward, cost), prepare(sink, recompute, cost),
+                         std::move(first_forward)};
   };
   PreparedModel ops;
   // Layers differ by their FFN (DeepSeek-V3: 3 dense layers, then MoE), their attention

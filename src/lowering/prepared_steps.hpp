@@ -33,9 +33,15 @@ using PreparedSequence = std::vector<PreparedStep>;
 /// A weight-gradient GEMM: the W pass of a zero-bubble schedule, what --delay-wgrad-compute delays.
 [[nodiscard]] bool is_weight_grad(const PreparedStep& p);
 
-/// One kind of transformer layer: its forward, backward and what recomputation re-runs.
+/// One kind of transformer layer: its forward, backward and what recomputation re-runs, and the
+/// forward of its first micro-batch in the step where that differs (Transformer Engine quantizes
+/// the weights to FP8 then: model::first_micro_batch_forward; empty otherwise).
 struct PreparedLayer {
-  PreparedSequence forward, backward, recompute;
+  PreparedSequence forward, backward, recompute, first_forward;
+
+  [[nodiscard]] const PreparedSequence& forward_of(bool first_micro_batch) const {
+    return first_micro_batch && !first_forward.empty() ? first_forward : forward;
+  }
 };
 
 /// The operator sequences every device runs, costed and labelled once.

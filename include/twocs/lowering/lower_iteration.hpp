@@ -29,6 +29,11 @@ struct LoweringOptions {
   /// The tasks the lowering will emit, when counted before (count_tasks): the graph reserves
   /// room for them at once (TaskGraph::reserve). 0: not known.
   std::uint64_t expected_tasks = 0;
+  /// Transformer Engine's FP8 copies of the weights are cached before the iteration, as for a layer
+  /// timed after its warm-up (Megatron-Core's TE modules set is_first_microbatch False after their
+  /// first call, and only a schedule sets it back): no layer quantizes its weights
+  /// (model::first_micro_batch_forward).
+  bool fp8_weights_cached = false;
 };
 
 /// `model` and `plan` must have passed model::validate. Costs kernels with `cost`.

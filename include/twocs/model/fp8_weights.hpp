@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include <twocs/model/operator.hpp>
 #include <twocs/model/training_plan.hpp>
 
 namespace twocs::model {
@@ -26,5 +27,19 @@ namespace twocs::model {
 /// Bytes of `parameters` weights as gathered, `linear` of them linear layers' (at
 /// gathered_linear_weight_bytes), the rest at the weight element.
 [[nodiscard]] double gathered_weight_bytes(const TrainingPlan& plan, std::int64_t parameters, std::int64_t linear);
+
+/// Whether the linear layers quantize their 16-bit weights to FP8 once a step: FP8 training under
+/// Transformer Engine (framework megatron_lm) without FP8 primary weights. Its modules quantize
+/// a weight in their forward when `is_first_microbatch` is True or None and keep the FP8 copy
+/// and its transpose for the step's later micro-batches (transformer_engine/pytorch/module/
+/// linear.py and grouped_linear.py, `cache_weight`/`update_workspace`; Megatron-Core passes True
+/// on each chunk's first micro-batch, a bare module call passes None: every call quantizes).
+[[nodiscard]] bool quantizes_weights_per_step(const TrainingPlan& plan);
+
+/// `forward` as it runs on a layer's first micro-batch of the step: each FP8 linear GEMM (and
+/// each grouped experts' GEMM, one weight per local expert) preceded by its weight's
+/// quantization, `NAME.weight.fp8_quantize` (docs/simulation.md, "FP8"); `forward` itself where
+/// quantizes_weights_per_step is false.
+[[nodiscard]] StepSequence first_micro_batch_forward(const StepSequence& forward, const TrainingPlan& plan);
 
 } // namespace twocs::model

@@ -1,0 +1,139 @@
+// Transformer Engine quantizes a linear layer's 16-bit weight to FP8 (and its transpose) in the
+// forward of the step's first micro-batch and caches both for the later ones
+// (model::first_micro_batch_forward): one quantization per FP8 GEMM's weight, per expert for
+// grouped GEMMs, nothing with FP8 primary weights or outside Transformer Engine.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <twocs/model/fp8_weights.hpp>
+#include <twocs/model/layer_ops.hpp>
+
+#include "support/step_lookup.hpp"
+
+#include "../support/moe_layer_shape.hpp"
+#include "../support/scenarios.hpp"
+
+using namespace twocs::model;
+
+namespace {
+
+using twocs::testing::find_step;
+
+TrainingPlan fp8_plan(TrainingPlan::Fp8Recipe recipe = TrainingPlan::Fp8Recipe::delayed) {
+  auto plan = twocs::testing::plan_of(2, 1, 1, 4);
+  plan.attention = AttentionKernel::fused;
+  plan.dtype = Dtype::fp8;
+  plan.fp8_recipe = recipe;
+  return plan;
+}
+
+std::vector<const ComputeOp*> quantizations(const StepSequence& steps) {
+  std::vector<const ComputeOp*> found;
+  for (const auto& step : steps)
+    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name.ends_with(".weight.fp8_quantize"))
+      found.push_back(op);
+  return found;
+}
+
+/// The index of the step named `name`.
+std::size_t position(const StepSequence& steps, const std::string& name) {
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (const auto* op = std::get_if<ComputeOp>(&steps[i]); op && op->name == name) return i;
+  FAIL("no step " << name);
+  return 0;
+}
+
+} // namespace
+
+TEST_CASE("fp8 weights: each dense linear GEMM's weight is quantized once, just before it, reading 2 and writing 1+1 "
+          "bytes a weight") {
+  const auto model = twocs::testing::gpt(2, 4096, 32, 2048);
+  const auto plan = fp8_plan();
+  REQUIRE(quantizes_weights_per_step(plan));
+  const auto forward = transformer_layer_forward(LayerShape::of(model, plan));
+  const auto first = first_micro_batch_forward(forward, plan);
+  const auto found = quantizations(first);
+  // QKV, the attention output, fc1 and fc2: four weights, each split over t = 2.
+  REQUIRE(found.size() == 4);
+  CHECK(first.size() == forward.size() + 4);
+  const double h = 4096;
+  const double weights[] = {3 * h * h / 2, h * h / 2, 4 * h * h / 2, 4 * h * h / 2}; // h x 3h, h x h, h x 4h, 4h x h
+  const char* gemms[] = {"attn.qkv", "attn.out", "mlp.fc1", "mlp.fc2"};
+  for (int i = 0; i < 4; ++i) {
+    CAPTURE(gemms[i]);
+    CHECK(found[i]->name == std::string(gemms[i]) + ".weight.fp8_quantize");
+    CHECK(found[i]->pass == Pass::forward);
+    CHECK(found[i]->kind == OpKind::elementwise);
+    CHECK(found[i]->bytes.value() == doctest::Approx(4 * weights[i]).scale(0));
+    CHECK(found[i]->kernels == 1);
+    // Right before its GEMM.
+    CHECK(position(first, found[i]->name) + 1 == position(first, gemms[i]));
+  }
+}
+
+TEST_CASE("fp8 weights: current scaling reads each weight for its amax first; blockwise quantizes in one kernel") {
+  const auto model = twocs::testing::gpt(2, 1024, 8, 1024);
+  const auto tensorwise = fp8_plan(TrainingPlan::Fp8Recipe::tensorwise);
+  const auto forward = transformer_layer_forward(LayerShape::of(model, tensorwise));
+  const auto first = first_micro_batch_forward(forward, tensorwise);
+  const auto* amax = find_step(first, "mlp.fc1.weight.fp8_amax");
+  const auto* cast = find_step(first, "mlp.fc1.weight.fp8_quantize");
+  REQUIRE(amax);
+  REQUIRE(cast);
+  const double fc1_weights = 1024.0 * 4096 / 2;
+  CHECK(amax->bytes.value() == doctest::Approx(2 * fc1_weights).scale(0));
+  CHECK(amax->kernels == 2); // zero the amax, read the weight
+  CHECK(cast->kernels == 2); // the scale, the cast
+  CHECK(position(first, "mlp.fc1.weight.fp8_amax") + 1 == position(first, "mlp.fc1.weight.fp8_quantize"));
+  CHECK(first.size() == forward.size() + 8);
+
+  const auto blockwise = fp8_plan(TrainingPlan::Fp8Recipe::blockwise);
+  const auto block_first =
+      first_micro_batch_forward(transformer_layer_forward(LayerShape::of(model, blockwise)), blockwise);
+  CHECK(find_step(block_first, "mlp.fc1.weight.fp8_amax") == nullptr);
+  REQUIRE(find_step(block_first, "mlp.fc1.weight.fp8_quantize"));
+  CHECK(find_step(block_first, "mlp.fc1.weight.fp8_quantize")->kernels == 1);
+}
+
+TEST_CASE("fp8 weights: grouped experts quantize one weight per local expert") {
+  auto model = twocs::testing::gpt(2, 2048, 16, 4096);
+  model.moe = MoeConfig{.experts = 16, .top_k = 2, .expert_ffn_hidden = 1024};
+  auto plan = fp8_plan();
+  plan.parallelism.tensor = 1;
+  plan.parallelism.data = 4;
+  plan.parallelism.expert = 4;
+  plan.global_batch = 16;
+  auto shape = twocs::testing::moe_layer_shape(model, 4);
+  shape.fp8_linear = true;
+  const auto first = first_micro_batch_forward(transformer_layer_forward(shape), plan);
+  const auto* fc1 = find_step(first, "moe.experts.fc1.weight.fp8_quantize");
+  const auto* fc2 = find_step(first, "moe.experts.fc2.weight.fp8_quantize");
+  REQUIRE(fc1);
+  REQUIRE(fc2);
+  // 4 local experts, each with a 2048 x 1024 fc1 (GeLU, not gated) and a 1024 x 2048 fc2.
+  CHECK(fc1->kernels == 4);
+  CHECK(fc2->kernels == 4);
+  CHECK(fc1->bytes.value() == doctest::Approx(4.0 * 4 * 2048 * 1024).scale(0));
+  CHECK(fc2->bytes.value() == doctest::Approx(4.0 * 4 * 1024 * 2048).scale(0));
+  CHECK(position(first, "moe.experts.fc1.weight.fp8_quantize") < position(first, "moe.experts.fc1"));
+}
+
+TEST_CASE("fp8 weights: nothing to quantize with FP8 primary weights, in bf16, or outside Transformer Engine") {
+  const auto model = twocs::testing::gpt(2, 1024, 8, 1024);
+  auto primary = fp8_plan();
+  primary.fp8_params = true;
+  auto bf16 = fp8_plan();
+  bf16.dtype = Dtype::bf16;
+  auto torchao = fp8_plan();
+  torchao.framework = Framework::fsdp;
+  for (const auto& plan : {primary, bf16, torchao}) {
+    CHECK_FALSE(quantizes_weights_per_step(plan));
+    const auto forward = transformer_layer_forward(LayerShape::of(model, plan));
+    CHECK(quantizations(first_micro_batch_forward(forward, plan)).empty());
+    CHECK(first_micro_batch_forward(forward, plan).size() == forward.size());
+  }
+}
