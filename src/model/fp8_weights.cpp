@@ -45,39 +45,46 @@ bool quantizes_weights_per_step(const TrainingPlan& plan) {
   return plan.dtype == Dtype::fp8 && !plan.fp8_params && plan.framework == Framework::megatron_lm;
 }
 
+namespace {
+
+/// The quantization of `gemm`'s weight W[k x n] (of each batch entry: a grouped GEMM's local
+/// experts, one weight and one quantization each; Transformer Engine quantizes them one by one,
+/// also under delayed scaling, whose fused multi-tensor cast serves the inputs only:
+/// grouped_linear.py); nothing for a GEMM that is not an FP8 linear layer's.
+void add_weight_quantization(StepSequence& steps, const ComputeOp& gemm, const TrainingPlan& plan) {
+  if (gemm.kind != OpKind::gemm || gemm.dtype != Dtype::fp8 || !gemm.gemm) return;
+  const std::int64_t weights = gemm.gemm->batch;
+  const double elements = static_cast<double>(weights * gemm.gemm->k * gemm.gemm->n);
+  const std::string name = gemm.name + ".weight";
+  // Current scaling reads the weight for its amax first, then computes the scale
+  // (Float8CurrentScalingQuantizer, as for activations: fp8_quantize.cpp); delayed scaling takes
+  // the scale from the amax history and blockwise scaling computes each 128 x 128 block's scale
+  // inside the quantize kernel.
+  std::int64_t kernels = weights;
+  if (plan.fp8_recipe == TrainingPlan::Fp8Recipe::tensorwise) {
+    ComputeOp amax =
+        detail::memory_bound(name + ".fp8_amax", OpKind::elementwise, Pass::forward, Dtype::bf16, elements, 2.0, 1.0);
+    amax.kernels = static_cast<std::int32_t>(2 * weights); // zero the amax, read the weight
+    amax.host_launches = detail::kernels_host_work(2 * weights);
+    steps.emplace_back(std::move(amax));
+    kernels = 2 * weights; // the scale, then the cast
+  }
+  // Read the 16-bit weight, write its FP8 copy and the transpose the dgrad GEMM reads (rowwise
+  // and columnwise usage, both cached for the step).
+  ComputeOp quantize = detail::fp8_quantize_both(name + ".fp8_quantize", Pass::forward, elements);
+  quantize.kernels = static_cast<std::int32_t>(kernels);
+  quantize.host_launches = detail::kernels_host_work(kernels);
+  steps.emplace_back(std::move(quantize));
+}
+
+} // namespace
+
 StepSequence first_micro_batch_forward(const StepSequence& forward, const TrainingPlan& plan) {
   if (!quantizes_weights_per_step(plan)) return forward;
   StepSequence steps;
   steps.reserve(forward.size() * 2);
   for (const Step& step : forward) {
-    const auto* gemm = std::get_if<ComputeOp>(&step);
-    if (gemm != nullptr && gemm->kind == OpKind::gemm && gemm->dtype == Dtype::fp8 && gemm->gemm) {
-      // The weight W[k x n] of each batch entry (a grouped GEMM's local experts: one weight and
-      // one quantization each; Transformer Engine quantizes them one by one, also under delayed
-      // scaling, whose fused multi-tensor cast serves the inputs only: grouped_linear.py).
-      const std::int64_t weights = gemm->gemm->batch;
-      const double elements = static_cast<double>(weights * gemm->gemm->k * gemm->gemm->n);
-      const std::string name = gemm->name + ".weight";
-      // Current scaling reads the weight for its amax first, then computes the scale
-      // (Float8CurrentScalingQuantizer, as for activations: fp8_quantize.cpp); delayed scaling
-      // takes the scale from the amax history and blockwise scaling computes each 128 x 128
-      // block's scale inside the quantize kernel.
-      std::int64_t kernels = weights;
-      if (plan.fp8_recipe == TrainingPlan::Fp8Recipe::tensorwise) {
-        ComputeOp amax = detail::memory_bound(name + ".fp8_amax", OpKind::elementwise, Pass::forward, Dtype::bf16,
-                                              elements, 2.0, 1.0);
-        amax.kernels = static_cast<std::int32_t>(2 * weights); // zero the amax, read the weight
-        amax.host_launches = detail::kernels_host_work(2 * weights);
-        steps.emplace_back(std::move(amax));
-        kernels = 2 * weights; // the scale, then the cast
-      }
-      // Read the 16-bit weight, write its FP8 copy and the transpose the dgrad GEMM reads
-      // (rowwise and columnwise usage, both cached for the step).
-      ComputeOp quantize = detail::fp8_quantize_both(name + ".fp8_quantize", Pass::forward, elements);
-      quantize.kernels = static_cast<std::int32_t>(kernels);
-      quantize.host_launches = detail::kernels_host_work(kernels);
-      steps.emplace_back(std::move(quantize));
-    }
+    if (const auto* gemm = std::get_if<ComputeOp>(&step)) add_weight_quantization(steps, *gemm, plan);
     steps.push_back(step);
   }
   return steps;

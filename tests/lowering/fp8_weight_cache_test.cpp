@@ -77,6 +77,22 @@ TEST_CASE("fp8 weight cache: once per layer under the interleaved schedule and w
   CHECK(q.passes == std::set<model::Pass>{model::Pass::forward}); // not in the recomputed forward
 }
 
+TEST_CASE("fp8 weight cache: once per layer and device under dualpipe, whose two chunks per rank start at "
+          "different micro-batches") {
+  auto plan = fp8_plan();
+  plan.pipeline_schedule = model::PipelineSchedule::dualpipe;
+  plan.global_batch = 8;
+  const auto q = quantizations(plan);
+  // Each rank holds a stage of each direction's pipeline (DualPipe keeps two copies of the
+  // weights): device 0 stage 0 (layers 0, 1) and the reverse direction's stage 0 (layers 2, 3),
+  // device 1 the others; every layer once on each.
+  std::map<std::tuple<lowering::DeviceId, std::int32_t>, int> expected;
+  for (lowering::DeviceId d = 0; d < 2; ++d)
+    for (std::int32_t layer = 0; layer < 4; ++layer) expected[{d, layer}] = 4;
+  CHECK(q.per_layer == expected);
+  CHECK(q.passes == std::set<model::Pass>{model::Pass::forward});
+}
+
 TEST_CASE("fp8 weight cache: no quantization with FP8 primary weights or in bf16") {
   auto primary = fp8_plan();
   primary.fp8_params = true;
