@@ -24,8 +24,10 @@ hardware::ClusterSpec free_communication(std::int64_t devices) {
   return c;
 }
 
-/// A negligible output layer (vocabulary 128) keeps the stages uniform.
-model::TransformerConfig uniform_model(std::int64_t layers) { return testing::gpt(layers, 1024, 16, 1024, 128); }
+/// A negligible output layer keeps the stages uniform: vocabulary 128 against hidden 4096, its GEMMs
+/// 0.03% of a stage (at hidden 1024, 3 us a micro-batch on the last stage put the idle 0.2-0.5%
+/// above the closed form, which the check, absolute until 2026-12-06, let pass).
+model::TransformerConfig uniform_model(std::int64_t layers) { return testing::gpt(layers, 4096, 32, 1024, 128); }
 
 double idle_fraction(model::PipelineSchedule schedule, std::int64_t p, std::int64_t m, std::int64_t v = 1) {
   const auto model = uniform_model(8 * p * v);
@@ -49,7 +51,7 @@ TEST_CASE("GPipe and 1F1B idle a fraction (p-1)/(m+p-1) of the iteration in bubb
       CAPTURE(p);
       CAPTURE(m);
       const double expected = static_cast<double>(p - 1) / static_cast<double>(m + p - 1);
-      CHECK(idle_fraction(schedule, p, m) == doctest::Approx(expected).epsilon(0.005));
+      CHECK(idle_fraction(schedule, p, m) == doctest::Approx(expected).epsilon(0.005).scale(0));
     }
   }
 }

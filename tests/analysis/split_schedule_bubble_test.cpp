@@ -30,9 +30,10 @@ hardware::ClusterSpec free_communication(std::int64_t devices) {
   return c;
 }
 
-/// 8 layers per stage and a negligible output layer (vocabulary 128): uniform stages.
+/// 8 layers per stage and a negligible output layer (vocabulary 128 against hidden 4096; at hidden
+/// 1024 its GEMMs put the idle 0.6-1.5% above the closed forms): uniform stages.
 model::TransformerConfig uniform_model(std::int64_t p, std::int64_t seq_len) {
-  return testing::gpt(8 * p, 1024, 16, seq_len, 128);
+  return testing::gpt(8 * p, 4096, 32, seq_len, 128);
 }
 
 struct ChunkTimes {
@@ -85,9 +86,9 @@ TEST_CASE("zb-h1 idles (p-1)(F+B-W) where 1F1B idles (p-1)(F+B+W)") {
     REQUIRE(c.weight_grad <= c.input_grad);
     const double stages = static_cast<double>(p - 1);
     // Qi et al., ICLR 2024, section 2.1 (ZB-H1): bubble (p - 1)(T_F + T_B - T_W).
-    CHECK(zb.idle == doctest::Approx(stages * (c.forward + c.input_grad - c.weight_grad)).epsilon(0.005));
+    CHECK(zb.idle == doctest::Approx(stages * (c.forward + c.input_grad - c.weight_grad)).epsilon(0.005).scale(0));
     // Narayanan et al. SC'21, section 2.2 (1F1B): bubble (p - 1)(t_f + t_b), t_b = T_B + T_W.
-    CHECK(base.idle == doctest::Approx(stages * (c.forward + c.input_grad + c.weight_grad)).epsilon(0.005));
+    CHECK(base.idle == doctest::Approx(stages * (c.forward + c.input_grad + c.weight_grad)).epsilon(0.005).scale(0));
     CHECK(zb.iteration < base.iteration);
   }
 }

@@ -188,16 +188,21 @@ TEST_CASE("a two-node tensor-parallel all-reduce in a training run runs at collb
   lowering::LoweringOptions options{true, platform::collective_policy(scenario.cluster, plan.world_size())};
   const auto graph = lowering::lower_iteration(scenario.workload.model, plan, cost, options);
   const auto timeline = engine::simulate(graph, platform::build_topology(scenario.cluster, plan.world_size()));
-  // Every tensor-parallel collective is the all-reduce of one micro-batch's activations (no
-  // sequence parallelism): its span on the timeline from its first message to its last.
+  // Every tensor-parallel all-reduce of one micro-batch's activations (no sequence parallelism):
+  // its span on the timeline from its first message to its last. The vocabulary-parallel
+  // cross-entropy's three per-token all-reduces and the optimizer's gradient norm are small and
+  // latency-bound: not this size.
   std::map<std::int32_t, std::pair<double, double>> spans;
   for (lowering::TaskId id = 0; id < graph.size(); ++id) {
     if (!graph.task(id).is_transfer() || graph.transfer(id).group != model::CommGroup::tensor) continue;
+    const std::string& label = graph.label_of(id);
+    if (label.find("cross_entropy") != std::string::npos || label.starts_with("optimizer.")) continue;
     const auto& t = timeline.tasks[id];
     auto [it, fresh] = spans.try_emplace(graph.transfer(id).collective, t.start.value(), t.finish.value());
     it->second = {std::min(it->second.first, t.start.value()), std::max(it->second.second, t.finish.value())};
   }
-  REQUIRE(spans.size() > 4);
+  // Per layer two forward and two backward, the embedding's and the logits' input gradient's.
+  REQUIRE(spans.size() == 2 * 4 + 2);
   const double bytes = static_cast<double>(plan.micro_batch * scenario.workload.model.seq_len *
                                            scenario.workload.model.hidden * 2); // bf16
   const test::TempDir dir("agreement-run");
@@ -209,6 +214,6 @@ TEST_CASE("a two-node tensor-parallel all-reduce in a training run runs at collb
   CHECK(bytes / bench * 2 * 15 / 16 > 100e9); // bus bandwidth of eight NICs of ~24 GB/s, not one
   for (const auto& [id, span] : spans) {
     CAPTURE(id);
-    CHECK(span.second - span.first == doctest::Approx(bench).epsilon(0.02));
+    CHECK(span.second - span.first == doctest::Approx(bench).epsilon(0.02).scale(0)); // relative
   }
 }

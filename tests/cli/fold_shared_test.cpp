@@ -48,20 +48,35 @@ Runs three_ways(const std::vector<std::string>& extra) {
 
 TEST_CASE("--fold shared equals the full run on a 2:1 oversubscribed leaf, where --fold on is fast") {
   const auto r = three_ways({"cluster.network.oversubscription=2", "device.speed_variation.spread=0"});
-  CHECK(r.shared == doctest::Approx(r.off).epsilon(1e-9));
+  CHECK(r.shared == doctest::Approx(r.off).epsilon(1e-9).scale(0));
   CHECK(r.on < 0.99 * r.off);
 }
 
 TEST_CASE("--fold shared equals the full run where two devices share a NIC, where --fold on is far off") {
   const auto r = three_ways({"cluster.network.devices_per_nic=2", "device.speed_variation.spread=0"});
-  CHECK(r.shared == doctest::Approx(r.off).epsilon(1e-9));
+  CHECK(r.shared == doctest::Approx(r.off).epsilon(1e-9).scale(0));
   CHECK(r.on < 0.9 * r.off);
 }
 
-TEST_CASE("--fold shared stays within 1% of the full run with speed variation on and ECMP on the oversubscribed leaf") {
-  // Folded, a device takes the expected largest slowdown of the job; unfolded, its own draw.
-  const auto r = three_ways({"cluster.network.oversubscription=2", "cluster.network.routing=ecmp"});
-  CHECK(r.shared == doctest::Approx(r.off).epsilon(0.01));
+TEST_CASE("--fold shared stays within 1% of the full run's mean over seeds with speed variation on and ECMP on the "
+          "oversubscribed leaf") {
+  // Folded, a device takes the expected largest slowdown of the job; unfolded, each device its own
+  // draw, so one seed's full run is one realisation (seeds 1-8: -1.0% .. +0.7% around their mean;
+  // seed 1 alone is 1.03% from the folded run, which an absolute tolerance let pass until
+  // 2026-12-06). Their mean is what the expectation stands for.
+  const std::vector<std::string> network{"cluster.network.oversubscription=2", "cluster.network.routing=ecmp"};
+  const auto r = three_ways(network);
+  double mean = 0;
+  constexpr int seeds = 8;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    auto extra = network;
+    extra.push_back("device.speed_variation.seed=" + std::to_string(seed));
+    twocs::test::TempDir dir("fold-shared-seed");
+    const auto json = dir.file("off.json");
+    REQUIRE(run_command_line(plan("off", json, extra)).code == 0);
+    mean += nlohmann::json::parse(twocs::test::read_text(json))["iteration_time_s"].get<double>() / seeds;
+  }
+  CHECK(r.shared == doctest::Approx(mean).epsilon(0.01).scale(0));
   CHECK(r.on < 0.99 * r.off);
 }
 

@@ -152,12 +152,15 @@ TEST_CASE("DeepEP's dispatch in closed form: once per rank inside the node, once
 }
 
 TEST_CASE("analyze agrees with the simulator within 1% when nothing overlaps or contends") {
-  // Tensor parallelism only, inside one node; backward all-reduces blocking (no async overlap).
+  // Tensor parallelism only, inside one node; backward all-reduces blocking (no async overlap);
+  // every device at its datasheet speed (with speed variation the simulated devices wait for the
+  // slowest, 1.3-3.3% off the closed form, which the absolute check let pass until 2026-12-06).
   for (int t : {2, 8}) {
     CAPTURE(t);
     const auto s = scenario({fmt::format("training.parallelism.tensor={}", t), "training.parallelism.data=1",
                              "model.heads=40", "model.layers=4", "training.global_batch=4",
-                             "training.overlap.tp_async_backward=false", "cluster.nodes=1"});
+                             "training.overlap.tp_async_backward=false", "cluster.nodes=1",
+                             "device.speed_variation.spread=0"});
     const auto& m = s.workload.model;
     const auto& plan = s.workload.plan;
     const auto cost = cost::make_cost_model(s.cluster.device);
@@ -165,9 +168,9 @@ TEST_CASE("analyze agrees with the simulator within 1% when nothing overlaps or 
     const auto timeline = engine::simulate(graph, platform::build_topology(s.cluster, plan.world_size()));
     const auto summary = analysis::summarize(graph, timeline, m, plan, s.cluster);
     const auto p = projection::project(m, plan, s.cluster, *cost);
-    CHECK(p.time_no_overlap.value() == doctest::Approx(summary.iteration_time.value()).epsilon(0.01));
-    CHECK(p.iteration.compute.value() == doctest::Approx(summary.breakdown.compute.value()).epsilon(0.01));
+    CHECK(p.time_no_overlap.value() == doctest::Approx(summary.iteration_time.value()).epsilon(0.01).scale(0));
+    CHECK(p.iteration.compute.value() == doctest::Approx(summary.breakdown.compute.value()).epsilon(0.01).scale(0));
     CHECK(p.iteration.comm_time[at(CommGroup::tensor)].value() ==
-          doctest::Approx(summary.comm_busy_by_group[at(CommGroup::tensor)].value()).epsilon(0.01));
+          doctest::Approx(summary.comm_busy_by_group[at(CommGroup::tensor)].value()).epsilon(0.01).scale(0));
   }
 }
