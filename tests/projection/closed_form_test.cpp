@@ -157,10 +157,10 @@ TEST_CASE("analyze agrees with the simulator within 1% when nothing overlaps or 
   // slowest, 1.3-3.3% off the closed form, which the absolute check let pass until 2026-12-06).
   for (int t : {2, 8}) {
     CAPTURE(t);
-    const auto s = scenario({fmt::format("training.parallelism.tensor={}", t), "training.parallelism.data=1",
-                             "model.heads=40", "model.layers=4", "training.global_batch=4",
-                             "training.overlap.tp_async_backward=false", "cluster.nodes=1",
-                             "device.speed_variation.spread=0"});
+    const auto s =
+        scenario({fmt::format("training.parallelism.tensor={}", t), "training.parallelism.data=1", "model.heads=40",
+                  "model.layers=4", "training.global_batch=4", "training.overlap.tp_async_backward=false",
+                  "cluster.nodes=1", "device.speed_variation.spread=0"});
     const auto& m = s.workload.model;
     const auto& plan = s.workload.plan;
     const auto cost = cost::make_cost_model(s.cluster.device);
