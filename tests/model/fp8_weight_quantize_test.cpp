@@ -75,7 +75,7 @@ TEST_CASE("fp8 weights: each dense linear GEMM's weight is quantized once, just 
   }
 }
 
-TEST_CASE("fp8 weights: current scaling reads each weight for its amax first; blockwise quantizes in one kernel") {
+TEST_CASE("fp8 weights: current scaling reads each weight for its amax first, blockwise quantizes in one kernel") {
   const auto model = twocs::testing::gpt(2, 1024, 8, 1024);
   const auto tensorwise = fp8_plan(TrainingPlan::Fp8Recipe::tensorwise);
   const auto forward = transformer_layer_forward(LayerShape::of(model, tensorwise));
