@@ -227,6 +227,28 @@ void add_mtp_depths(Work& micro, const model::TransformerConfig& model, const mo
   micro += depth.times(static_cast<double>(model.mtp_layers));
 }
 
+/// The optimizer's steps with the scalar all-reduce over the tensor and pipeline groups that the
+/// lowering puts after its gradient norm and its fp16 overflow check (one fp32 each,
+/// src/lowering/optimizer_step.cpp, model_parallel_scalar_all_reduce).
+model::StepSequence with_scalar_all_reduces(const model::StepSequence& optimizer) {
+  model::StepSequence steps;
+  for (const auto& step : optimizer) {
+    steps.push_back(step);
+    const auto* op = std::get_if<model::ComputeOp>(&step);
+    if (op == nullptr || (op->name != "optimizer.grad_norm" && op->name != "optimizer.unscale")) continue;
+    for (const auto group : {model::CommGroup::tensor, model::CommGroup::pipeline}) {
+      model::CollectiveOp scalar;
+      scalar.name = op->name + ".all_reduce";
+      scalar.kind = model::Collective::all_reduce;
+      scalar.group = group;
+      scalar.pass = model::Pass::optimizer;
+      scalar.size = units::Bytes(4);
+      steps.emplace_back(std::move(scalar));
+    }
+  }
+  return steps;
+}
+
 } // namespace
 
 Projection project(const model::TransformerConfig& model, const model::TrainingPlan& plan,
@@ -258,10 +280,10 @@ Projection project(const model::TransformerConfig& model, const model::TrainingP
       counts.layer_range(0, std::min(out.layers_per_device, model.layers)) + counts.embedding + counts.final_norm;
   out.iteration += data_parallel_sync(parameters, plan, cluster);
   const bool sharded = plan.optimizer.sharding != model::OptimizerSharding::none;
-  add_steps(
-      out.iteration,
-      model::optimizer_steps(sharded ? parameters / (p.data * p.context) : parameters, plan.optimizer.kind, plan.dtype),
-      plan, cluster, cost);
+  add_steps(out.iteration,
+            with_scalar_all_reduces(model::optimizer_steps(sharded ? parameters / (p.data * p.context) : parameters,
+                                                           plan.optimizer.kind, plan.dtype)),
+            plan, cluster, cost);
 
   const units::Seconds comm = out.iteration.total_comm();
   out.time_no_overlap = out.iteration.compute + comm;

@@ -168,9 +168,12 @@ TEST_CASE("analyze agrees with the simulator within 1% when nothing overlaps or 
     const auto timeline = engine::simulate(graph, platform::build_topology(s.cluster, plan.world_size()));
     const auto summary = analysis::summarize(graph, timeline, m, plan, s.cluster);
     const auto p = projection::project(m, plan, s.cluster, *cost);
-    CHECK(p.time_no_overlap.value() == doctest::Approx(summary.iteration_time.value()).epsilon(0.01).scale(0));
-    CHECK(p.iteration.compute.value() == doctest::Approx(summary.breakdown.compute.value()).epsilon(0.01).scale(0));
+    // Within 0.04% (t 8): the closed form does not overlap what the simulated engine may; the
+    // kernels and the tensor-parallel collectives are the same (the optimizer's scalar
+    // all-reduces in the closed form since 2026-12-06: 0.22% of the tensor time before).
+    CHECK(p.time_no_overlap.value() == doctest::Approx(summary.iteration_time.value()).epsilon(0.001).scale(0));
+    CHECK(p.iteration.compute.value() == doctest::Approx(summary.breakdown.compute.value()).epsilon(1e-9).scale(0));
     CHECK(p.iteration.comm_time[at(CommGroup::tensor)].value() ==
-          doctest::Approx(summary.comm_busy_by_group[at(CommGroup::tensor)].value()).epsilon(0.01).scale(0));
+          doctest::Approx(summary.comm_busy_by_group[at(CommGroup::tensor)].value()).epsilon(1e-6).scale(0));
   }
 }
