@@ -89,6 +89,11 @@ PreparedModel prepare_model(TaskSink& sink, const model::LayerShape& shape, cons
     auto backward = model::transformer_layer_backward(s);
     auto recompute = recomputed ? model::transformer_layer_recompute(s, plan.recompute, plan.recompute_modules)
                                 : model::StepSequence{};
+    // torchao's Float8Linear casts the weights at every use (before FSDP2's copies, which the
+    // casts read after).
+    forward = model::with_float8_weight_casts(forward, plan);
+    backward = model::with_float8_weight_casts(backward, plan);
+    recompute = model::with_float8_weight_casts(recompute, plan);
     if (model::runs_fsdp2_copies(plan))
       add_fsdp2_copies(plan, counts.layer_range(index, 1), counts.linear_range(index, 1), forward, backward, recompute);
     PreparedSequence first_forward;

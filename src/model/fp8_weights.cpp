@@ -1,6 +1,9 @@
 // Bytes of the linear layers' weights under each precision (docs/memory-model.md, "FP8 weights").
 #include <twocs/model/fp8_weights.hpp>
 
+#include <set>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -83,11 +86,44 @@ StepSequence first_micro_batch_forward(const StepSequence& forward, const Traini
   if (!quantizes_weights_per_step(plan)) return forward;
   StepSequence steps;
   steps.reserve(forward.size() * 2);
+  std::set<std::string> quantized; // a GEMM run in chunks (TP overlap) quantizes its weight once
   for (const Step& step : forward) {
-    if (const auto* gemm = std::get_if<ComputeOp>(&step)) add_weight_quantization(steps, *gemm, plan);
+    if (const auto* gemm = std::get_if<ComputeOp>(&step); gemm && quantized.insert(gemm->name).second)
+      add_weight_quantization(steps, *gemm, plan);
     steps.push_back(step);
   }
   return steps;
+}
+
+bool casts_weights_every_pass(const TrainingPlan& plan) {
+  return plan.dtype == Dtype::fp8 && !plan.fp8_params && plan.framework == Framework::fsdp;
+}
+
+StepSequence with_float8_weight_casts(const StepSequence& steps, const TrainingPlan& plan) {
+  if (!casts_weights_every_pass(plan)) return steps;
+  StepSequence out;
+  out.reserve(steps.size() * 2);
+  std::set<std::string> cast; // a GEMM run in chunks (async TP) casts its weight once
+  for (const Step& step : steps) {
+    const auto* gemm = std::get_if<ComputeOp>(&step);
+    if (gemm != nullptr && gemm->kind == OpKind::gemm && gemm->dtype == Dtype::fp8 && gemm->gemm &&
+        cast.insert(gemm->name).second) {
+      const double elements = static_cast<double>(gemm->gemm->batch * gemm->gemm->k * gemm->gemm->n);
+      const std::string name = gemm->name + ".weight";
+      if (gemm->pass == Pass::forward || gemm->pass == Pass::recompute) {
+        // torchao's hp_tensor_to_float8_dynamic: the amax (a reduction), then the scaled cast.
+        out.emplace_back(
+            detail::memory_bound(name + ".fp8_amax", OpKind::elementwise, gemm->pass, Dtype::bf16, elements, 2.0, 1.0));
+        out.emplace_back(detail::fp8_cast(name + ".fp8_cast", gemm->pass, elements));
+      } else if (gemm->name.ends_with(".dgrad")) {
+        const std::string layer = gemm->name.substr(0, gemm->name.size() - std::string_view(".dgrad").size());
+        out.emplace_back(detail::memory_bound(layer + ".weight.fp8_transpose", OpKind::elementwise, gemm->pass,
+                                              Dtype::bf16, elements, 2.0, 0.0));
+      }
+    }
+    out.push_back(step);
+  }
+  return out;
 }
 
 } // namespace twocs::model

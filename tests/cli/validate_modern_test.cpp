@@ -159,6 +159,10 @@ using twocs::test::TempDir;
 /// fused add + RMSNorm of its size runs on a B200, x1.07-1.44; the formula at 0.8 of 8 TB/s before;
 /// sought because these rows erred fast): B200 8B -10.6% -> -0.4%, 405B -10.9% -> -7.2%, GB200 8B
 /// -11.6% -> -1.1%, 405B -3.8% -> +0.7%, Qwen3-235B -4.9% -> +5.8%; 9.63% -> 8.94%.
+/// torchao's Float8Linear casting its weights at every forward and copying them column-major for
+/// each dgrad (2026-12-06, docs/simulation.md, "FP8"; torchao at 4f8021f2a): torchtitan's Float8 rows
+/// 0.5-1.8 points slower (8B FSDP -2.4% / -2.3% / 32K -6.3% -> -0.6% / -0.6% / -5.8%, 70B 2D -9.9% /
+/// async TP -12.0% -> -9.6% / -11.0%); 8.94% -> 8.81%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0107},
@@ -190,11 +194,11 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"torchtitan-llama3-8b-fsdp128", 0.0131},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.0074},
                                                         {"torchtitan-llama3-8b-fsdp128-compile", -0.0108},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile-float8", -0.0238},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile-float8", -0.0234},
-                                                        {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0629},
-                                                        {"torchtitan-llama3-70b-2d-256gpu", -0.0987},
-                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1205},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile-float8", -0.0061},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile-float8", -0.0060},
+                                                        {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0575},
+                                                        {"torchtitan-llama3-70b-2d-256gpu", -0.0958},
+                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1104},
                                                         {"torchtitan-llama3-8b-h200-32gpu", -0.0590},
                                                         {"torchtitan-llama3-8b-h200-64gpu", -0.0719},
                                                         {"torchao-llama3-8b-mi300x-8gpu", -0.2999}};
@@ -237,7 +241,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0894) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0881) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }

@@ -137,3 +137,66 @@ TEST_CASE("fp8 weights: nothing to quantize with FP8 primary weights, in bf16, o
     CHECK(first_micro_batch_forward(forward, plan).size() == forward.size());
   }
 }
+
+TEST_CASE("float8 weights: torchao casts each weight at every forward and copies it column-major for the dgrad") {
+  const auto model = twocs::testing::gpt(2, 2048, 16, 1024);
+  auto plan = fp8_plan(TrainingPlan::Fp8Recipe::tensorwise);
+  plan.framework = Framework::fsdp;
+  plan.parallelism.tensor = 1;
+  plan.parallelism.data = 2;
+  plan.global_batch = 8;
+  REQUIRE(casts_weights_every_pass(plan));
+  CHECK_FALSE(quantizes_weights_per_step(plan)); // no cache: not Transformer Engine's per-step quantization
+  const auto shape = LayerShape::of(model, plan);
+  const auto forward = with_float8_weight_casts(transformer_layer_forward(shape), plan);
+  const auto backward = with_float8_weight_casts(transformer_layer_backward(shape), plan);
+  const double h = 2048;
+  const char* gemms[] = {"attn.qkv", "attn.out", "mlp.fc1", "mlp.fc2"};
+  const double weights[] = {3 * h * h, h * h, 4 * h * h, 4 * h * h};
+  for (int i = 0; i < 4; ++i) {
+    CAPTURE(gemms[i]);
+    const std::string name = gemms[i];
+    const auto* amax = find_step(forward, name + ".weight.fp8_amax");
+    const auto* cast = find_step(forward, name + ".weight.fp8_cast");
+    const auto* transpose = find_step(backward, name + ".weight.fp8_transpose");
+    REQUIRE(amax);
+    REQUIRE(cast);
+    REQUIRE(transpose);
+    CHECK(amax->bytes.value() == doctest::Approx(2 * weights[i]).scale(0));      // read the weight
+    CHECK(cast->bytes.value() == doctest::Approx(3 * weights[i]).scale(0));      // read it, write FP8
+    CHECK(transpose->bytes.value() == doctest::Approx(2 * weights[i]).scale(0)); // FP8 in and out
+    CHECK(position(forward, name + ".weight.fp8_cast") + 1 == position(forward, name));
+    CHECK(position(backward, name + ".weight.fp8_transpose") + 1 == position(backward, name + ".dgrad"));
+  }
+  // A recomputed forward casts again.
+  plan.recompute = Recompute::full;
+  const auto recompute = with_float8_weight_casts(transformer_layer_recompute(shape, plan.recompute, {}), plan);
+  REQUIRE(find_step(recompute, "mlp.fc1.weight.fp8_cast"));
+  CHECK(find_step(recompute, "mlp.fc1.weight.fp8_cast")->pass == Pass::recompute);
+  // FSDP's float8 all-gather (fp8_params) gathers weights already cast: not modelled here.
+  plan.fp8_params = true;
+  CHECK(with_float8_weight_casts(transformer_layer_forward(shape), plan).size() ==
+        transformer_layer_forward(shape).size());
+}
+
+TEST_CASE("fp8 weights: a GEMM run in chunks under tensor-parallel overlap casts its weight once") {
+  const auto model = twocs::testing::gpt(2, 2048, 16, 2048);
+  auto te = fp8_plan();
+  te.parallelism.sequence = true;
+  te.overlap.tp_comm = TpCommOverlap::transformer_engine;
+  const auto te_forward = transformer_layer_forward(LayerShape::of(model, te));
+  int chunks = 0;
+  for (const auto& step : te_forward)
+    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == "attn.qkv") ++chunks;
+  REQUIRE(chunks > 1); // the GEMM runs in chunks beside the all-gather's
+  CHECK(quantizations(first_micro_batch_forward(te_forward, te)).size() == 4);
+
+  auto async = te;
+  async.framework = Framework::fsdp;
+  async.overlap.tp_comm = TpCommOverlap::async_tp;
+  const auto async_forward = transformer_layer_forward(LayerShape::of(model, async));
+  int casts = 0;
+  for (const auto& step : with_float8_weight_casts(async_forward, async))
+    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name.ends_with(".weight.fp8_cast")) ++casts;
+  CHECK(casts == 4);
+}

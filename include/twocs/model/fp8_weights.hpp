@@ -42,4 +42,18 @@ namespace twocs::model {
 /// quantizes_weights_per_step is false.
 [[nodiscard]] StepSequence first_micro_batch_forward(const StepSequence& forward, const TrainingPlan& plan);
 
+/// Whether the linear layers cast their 16-bit weights to FP8 at every use: torchao's Float8Linear
+/// (framework fsdp, torchtitan's Float8) without FSDP's float8 all-gather (`fp8_params`). Its
+/// forward casts the weight with a dynamic tensorwise scale each call, and the backward's
+/// grad-input GEMM copies the FP8 weight to the column-major layout torch._scaled_mm takes
+/// (torchao/float8/float8_linear.py forward_fp8_matmul and float8_ops.py preprocess_addmm at
+/// 4f8021f2a, 2024-12-04: `b_data.t().contiguous().t()`).
+[[nodiscard]] bool casts_weights_every_pass(const TrainingPlan& plan);
+
+/// `steps` with torchao's weight casts: before each FP8 GEMM of a forward or recomputed forward,
+/// `NAME.weight.fp8_amax` (read 2 bytes a weight) and `NAME.weight.fp8_cast` (read 2, write 1);
+/// before each FP8 dgrad GEMM, `NAME.weight.fp8_transpose` (read 1, write 1). `steps` itself where
+/// casts_weights_every_pass is false.
+[[nodiscard]] StepSequence with_float8_weight_casts(const StepSequence& steps, const TrainingPlan& plan);
+
 } // namespace twocs::model
