@@ -50,14 +50,29 @@ bool quantizes_weights_per_step(const TrainingPlan& plan) {
 
 namespace {
 
-/// The quantization of `gemm`'s weight W[k x n] (of each batch entry: a grouped GEMM's local
-/// experts, one weight and one quantization each; Transformer Engine quantizes them one by one,
-/// also under delayed scaling, whose fused multi-tensor cast serves the inputs only:
-/// grouped_linear.py); nothing for a GEMM that is not an FP8 linear layer's.
-void add_weight_quantization(StepSequence& steps, const ComputeOp& gemm, const TrainingPlan& plan) {
-  if (gemm.kind != OpKind::gemm || gemm.dtype != Dtype::fp8 || !gemm.gemm) return;
+/// `steps` with what `add(out, gemm, elements)` adds before each FP8 linear GEMM, once per GEMM (a
+/// GEMM run in chunks beside tensor-parallel communication, async TP or Transformer Engine's
+/// userbuffers, has one weight): `elements` its weights, W[k x n] of each batch entry (a grouped
+/// GEMM's local experts).
+template <class Add> StepSequence before_fp8_weights(const StepSequence& steps, Add add) {
+  StepSequence out;
+  out.reserve(steps.size() * 2);
+  std::set<std::string> seen;
+  for (const Step& step : steps) {
+    const auto* gemm = std::get_if<ComputeOp>(&step);
+    if (gemm != nullptr && gemm->kind == OpKind::gemm && gemm->dtype == Dtype::fp8 && gemm->gemm &&
+        seen.insert(gemm->name).second)
+      add(out, *gemm, static_cast<double>(gemm->gemm->batch * gemm->gemm->k * gemm->gemm->n));
+    out.push_back(step);
+  }
+  return out;
+}
+
+/// Transformer Engine's quantization of a GEMM's weights: one per batch entry (Transformer Engine
+/// quantizes a grouped GEMM's expert weights one by one, also under delayed scaling, whose fused
+/// multi-tensor cast serves the inputs only: grouped_linear.py).
+void add_weight_quantization(StepSequence& steps, const ComputeOp& gemm, double elements, const TrainingPlan& plan) {
   const std::int64_t weights = gemm.gemm->batch;
-  const double elements = static_cast<double>(weights * gemm.gemm->k * gemm.gemm->n);
   const std::string name = gemm.name + ".weight";
   // Current scaling reads the weight for its amax first, then computes the scale
   // (Float8CurrentScalingQuantizer, as for activations: fp8_quantize.cpp); delayed scaling takes
@@ -80,19 +95,28 @@ void add_weight_quantization(StepSequence& steps, const ComputeOp& gemm, const T
   steps.emplace_back(std::move(quantize));
 }
 
+/// torchao's casts of a GEMM's weight: hp_tensor_to_float8_dynamic before a forward's GEMM (the
+/// amax, a reduction, then the scaled cast), the column-major copy before a dgrad's.
+void add_float8_weight_cast(StepSequence& steps, const ComputeOp& gemm, double elements) {
+  if (gemm.pass == Pass::forward || gemm.pass == Pass::recompute) {
+    const std::string name = gemm.name + ".weight";
+    steps.emplace_back(
+        detail::memory_bound(name + ".fp8_amax", OpKind::elementwise, gemm.pass, Dtype::bf16, elements, 2.0, 1.0));
+    steps.emplace_back(detail::fp8_cast(name + ".fp8_cast", gemm.pass, elements));
+  } else if (gemm.name.ends_with(".dgrad")) {
+    const std::string layer = gemm.name.substr(0, gemm.name.size() - std::string_view(".dgrad").size());
+    steps.emplace_back(detail::memory_bound(layer + ".weight.fp8_transpose", OpKind::elementwise, gemm.pass,
+                                            Dtype::bf16, elements, 2.0, 0.0));
+  }
+}
+
 } // namespace
 
 StepSequence first_micro_batch_forward(const StepSequence& forward, const TrainingPlan& plan) {
   if (!quantizes_weights_per_step(plan)) return forward;
-  StepSequence steps;
-  steps.reserve(forward.size() * 2);
-  std::set<std::string> quantized; // a GEMM run in chunks (TP overlap) quantizes its weight once
-  for (const Step& step : forward) {
-    if (const auto* gemm = std::get_if<ComputeOp>(&step); gemm && quantized.insert(gemm->name).second)
-      add_weight_quantization(steps, *gemm, plan);
-    steps.push_back(step);
-  }
-  return steps;
+  return before_fp8_weights(forward, [&](StepSequence& out, const ComputeOp& gemm, double elements) {
+    add_weight_quantization(out, gemm, elements, plan);
+  });
 }
 
 bool casts_weights_every_pass(const TrainingPlan& plan) {
@@ -101,29 +125,7 @@ bool casts_weights_every_pass(const TrainingPlan& plan) {
 
 StepSequence with_float8_weight_casts(const StepSequence& steps, const TrainingPlan& plan) {
   if (!casts_weights_every_pass(plan)) return steps;
-  StepSequence out;
-  out.reserve(steps.size() * 2);
-  std::set<std::string> cast; // a GEMM run in chunks (async TP) casts its weight once
-  for (const Step& step : steps) {
-    const auto* gemm = std::get_if<ComputeOp>(&step);
-    if (gemm != nullptr && gemm->kind == OpKind::gemm && gemm->dtype == Dtype::fp8 && gemm->gemm &&
-        cast.insert(gemm->name).second) {
-      const double elements = static_cast<double>(gemm->gemm->batch * gemm->gemm->k * gemm->gemm->n);
-      const std::string name = gemm->name + ".weight";
-      if (gemm->pass == Pass::forward || gemm->pass == Pass::recompute) {
-        // torchao's hp_tensor_to_float8_dynamic: the amax (a reduction), then the scaled cast.
-        out.emplace_back(
-            detail::memory_bound(name + ".fp8_amax", OpKind::elementwise, gemm->pass, Dtype::bf16, elements, 2.0, 1.0));
-        out.emplace_back(detail::fp8_cast(name + ".fp8_cast", gemm->pass, elements));
-      } else if (gemm->name.ends_with(".dgrad")) {
-        const std::string layer = gemm->name.substr(0, gemm->name.size() - std::string_view(".dgrad").size());
-        out.emplace_back(detail::memory_bound(layer + ".weight.fp8_transpose", OpKind::elementwise, gemm->pass,
-                                              Dtype::bf16, elements, 2.0, 0.0));
-      }
-    }
-    out.push_back(step);
-  }
-  return out;
+  return before_fp8_weights(steps, add_float8_weight_cast);
 }
 
 } // namespace twocs::model
