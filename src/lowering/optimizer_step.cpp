@@ -60,9 +60,9 @@ void OptimizerStep::finish_iteration(DeviceLowering& device) const {
     const auto* op = std::get_if<model::ComputeOp>(&step.step);
     if (op == nullptr) continue;
     // The host reads the overflow flag after unscaling and the norm after computing it.
-    if (op->name == "optimizer.unscale") model_parallel_scalar_all_reduce(context_, device, context_.labels.found_inf);
-    if (op->name == "optimizer.grad_norm")
-      model_parallel_scalar_all_reduce(context_, device, context_.labels.grad_norm);
+    if (model::reduces_model_parallel_scalar(*op))
+      model_parallel_scalar_all_reduce(
+          context_, device, op->name == "optimizer.unscale" ? context_.labels.found_inf : context_.labels.grad_norm);
   }
   weights_.gather_updated(device, parameters, experts);
 }

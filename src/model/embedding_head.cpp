@@ -133,6 +133,10 @@ StepSequence output_head_backward(const LayerShape& shape, bool owns_word_embedd
   return steps;
 }
 
+bool reduces_model_parallel_scalar(const ComputeOp& op) {
+  return op.name == "optimizer.unscale" || op.name == "optimizer.grad_norm";
+}
+
 StepSequence optimizer_steps(std::int64_t parameters, OptimizerKind kind, Dtype dtype) {
   // The multi-tensor kernels of Megatron-LM's mixed-precision step (megatron/optimizer/optimizer.py,
   // Float16OptimizerWithFloat16Params.step), each one pass over the parameters in HBM.

@@ -36,7 +36,7 @@ void add_fp8_quantize(StepSequence& steps, const LayerShape& shape, const std::s
   }
   if (source == Fp8Source::standalone) {
     // The amax zeroed and read off the tensor (2 bytes an element).
-    ComputeOp amax = memory_bound(name + ".fp8_amax", OpKind::elementwise, pass, Dtype::bf16, elements, 2.0, 1.0);
+    ComputeOp amax = fp8_amax(name + ".fp8_amax", pass, elements);
     amax.kernels = 2;
     amax.host_launches = kernels_host_work(2);
     steps.push_back(std::move(amax));

@@ -80,8 +80,7 @@ void add_weight_quantization(StepSequence& steps, const ComputeOp& gemm, double 
   // inside the quantize kernel.
   std::int64_t kernels = weights;
   if (plan.fp8_recipe == TrainingPlan::Fp8Recipe::tensorwise) {
-    ComputeOp amax =
-        detail::memory_bound(name + ".fp8_amax", OpKind::elementwise, Pass::forward, Dtype::bf16, elements, 2.0, 1.0);
+    ComputeOp amax = detail::fp8_amax(name + ".fp8_amax", Pass::forward, elements);
     amax.kernels = static_cast<std::int32_t>(2 * weights); // zero the amax, read the weight
     amax.host_launches = detail::kernels_host_work(2 * weights);
     steps.emplace_back(std::move(amax));
@@ -100,8 +99,7 @@ void add_weight_quantization(StepSequence& steps, const ComputeOp& gemm, double 
 void add_float8_weight_cast(StepSequence& steps, const ComputeOp& gemm, double elements) {
   if (gemm.pass == Pass::forward || gemm.pass == Pass::recompute) {
     const std::string name = gemm.name + ".weight";
-    steps.emplace_back(
-        detail::memory_bound(name + ".fp8_amax", OpKind::elementwise, gemm.pass, Dtype::bf16, elements, 2.0, 1.0));
+    steps.emplace_back(detail::fp8_amax(name + ".fp8_amax", gemm.pass, elements));
     steps.emplace_back(detail::fp8_cast(name + ".fp8_cast", gemm.pass, elements));
   } else if (gemm.name.ends_with(".dgrad")) {
     const std::string layer = gemm.name.substr(0, gemm.name.size() - std::string_view(".dgrad").size());

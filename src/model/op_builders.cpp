@@ -114,6 +114,10 @@ ComputeOp fp8_cast(std::string name, Pass pass, double elements) {
   return memory_bound(std::move(name), OpKind::elementwise, pass, Dtype::bf16, elements, 3.0, 1.0);
 }
 
+ComputeOp fp8_amax(std::string name, Pass pass, double elements) {
+  return memory_bound(std::move(name), OpKind::elementwise, pass, Dtype::bf16, elements, 2.0, 1.0);
+}
+
 ComputeOp fp8_quantize_both(std::string name, Pass pass, double elements) {
   return memory_bound(std::move(name), OpKind::elementwise, pass, Dtype::bf16, elements, 4.0, 1.0);
 }

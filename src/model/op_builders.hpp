@@ -64,6 +64,10 @@ double rope_bytes(KernelFusion kernels, Dtype dtype);
 /// (cast_transpose / quantize kernels): read 2 bytes, write 1 per element; the amax reduction
 /// is fused into it (transformer_engine/common/transpose/cast_transpose.cu).
 ComputeOp fp8_cast(std::string name, Pass pass, double elements);
+/// A current-scaling quantizer's amax pass over `elements` BF16 values before its cast (Transformer
+/// Engine's Float8CurrentScalingQuantizer, torchao's hp_tensor_to_float8_dynamic): read 2 bytes an
+/// element.
+ComputeOp fp8_amax(std::string name, Pass pass, double elements);
 /// Transformer Engine's quantization of `elements` BF16 values to FP8 both rowwise and columnwise
 /// (transposed, for the weight gradient's GEMM): read 2 bytes, write 1 for each copy.
 ComputeOp fp8_quantize_both(std::string name, Pass pass, double elements);

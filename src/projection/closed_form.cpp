@@ -235,7 +235,7 @@ model::StepSequence with_scalar_all_reduces(const model::StepSequence& optimizer
   for (const auto& step : optimizer) {
     steps.push_back(step);
     const auto* op = std::get_if<model::ComputeOp>(&step);
-    if (op == nullptr || (op->name != "optimizer.grad_norm" && op->name != "optimizer.unscale")) continue;
+    if (op == nullptr || !model::reduces_model_parallel_scalar(*op)) continue;
     for (const auto group : {model::CommGroup::tensor, model::CommGroup::pipeline}) {
       model::CollectiveOp scalar;
       scalar.name = op->name + ".all_reduce";

@@ -115,5 +115,8 @@ struct LayerShape {
 /// The optimizer step over `parameters` parameters held by one device: gradient-norm
 /// computation for clipping, then the update.
 [[nodiscard]] StepSequence optimizer_steps(std::int64_t parameters, OptimizerKind kind, Dtype dtype);
+/// An optimizer step whose scalar result the host reads after all-reducing it over the tensor and
+/// pipeline groups: the fp16 overflow flag after unscaling, the gradient norm (one fp32 each).
+[[nodiscard]] bool reduces_model_parallel_scalar(const ComputeOp& op);
 
 } // namespace twocs::model
