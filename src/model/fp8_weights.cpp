@@ -95,9 +95,11 @@ void add_weight_quantization(StepSequence& steps, const ComputeOp& gemm, double 
 }
 
 /// torchao's casts of a GEMM's weight: hp_tensor_to_float8_dynamic before a forward's GEMM (the
-/// amax, a reduction, then the scaled cast), the column-major copy before a dgrad's.
-void add_float8_weight_cast(StepSequence& steps, const ComputeOp& gemm, double elements) {
+/// amax, a reduction, then the scaled cast; not with FSDP's float8 all-gather, whose gathered
+/// weight is already FP8), the column-major copy before a dgrad's (either way).
+void add_float8_weight_cast(StepSequence& steps, const ComputeOp& gemm, double elements, bool gathered_in_fp8) {
   if (gemm.pass == Pass::forward || gemm.pass == Pass::recompute) {
+    if (gathered_in_fp8) return;
     const std::string name = gemm.name + ".weight";
     steps.emplace_back(detail::fp8_amax(name + ".fp8_amax", gemm.pass, elements));
     steps.emplace_back(detail::fp8_cast(name + ".fp8_cast", gemm.pass, elements));
@@ -121,9 +123,16 @@ bool casts_weights_every_pass(const TrainingPlan& plan) {
   return plan.dtype == Dtype::fp8 && !plan.fp8_params && plan.framework == Framework::fsdp;
 }
 
+bool copies_fp8_weights_for_dgrad(const TrainingPlan& plan) {
+  return plan.dtype == Dtype::fp8 && plan.framework == Framework::fsdp;
+}
+
 StepSequence with_float8_weight_casts(const StepSequence& steps, const TrainingPlan& plan) {
-  if (!casts_weights_every_pass(plan)) return steps;
-  return before_fp8_weights(steps, add_float8_weight_cast);
+  if (!copies_fp8_weights_for_dgrad(plan)) return steps;
+  const bool gathered_in_fp8 = plan.fp8_params;
+  return before_fp8_weights(steps, [gathered_in_fp8](StepSequence& out, const ComputeOp& gemm, double elements) {
+    add_float8_weight_cast(out, gemm, elements, gathered_in_fp8);
+  });
 }
 
 } // namespace twocs::model

@@ -173,10 +173,43 @@ TEST_CASE("float8 weights: torchao casts each weight at every forward and copies
   const auto recompute = with_float8_weight_casts(transformer_layer_recompute(shape, plan.recompute, {}), plan);
   REQUIRE(find_step(recompute, "mlp.fc1.weight.fp8_cast"));
   CHECK(find_step(recompute, "mlp.fc1.weight.fp8_cast")->pass == Pass::recompute);
-  // FSDP's float8 all-gather (fp8_params) gathers weights already cast: not modelled here.
+}
+
+TEST_CASE("float8 weights: with FSDP's float8 all-gather the gathered FP8 weight is not cast again, only copied "
+          "column-major for each dgrad") {
+  const auto model = twocs::testing::gpt(2, 2048, 16, 1024);
+  auto plan = fp8_plan(TrainingPlan::Fp8Recipe::tensorwise);
+  plan.framework = Framework::fsdp;
+  plan.parallelism.tensor = 1;
+  plan.parallelism.data = 2;
+  plan.global_batch = 8;
   plan.fp8_params = true;
-  CHECK(with_float8_weight_casts(transformer_layer_forward(shape), plan).size() ==
-        transformer_layer_forward(shape).size());
+  REQUIRE_FALSE(casts_weights_every_pass(plan));
+  REQUIRE(copies_fp8_weights_for_dgrad(plan));
+  const auto shape = LayerShape::of(model, plan);
+  const auto forward = transformer_layer_forward(shape);
+  CHECK(with_float8_weight_casts(forward, plan).size() == forward.size()); // the gather brought FP8
+  plan.recompute = Recompute::full;
+  const auto recompute = transformer_layer_recompute(shape, plan.recompute, {});
+  CHECK(with_float8_weight_casts(recompute, plan).size() == recompute.size());
+  const auto plain = transformer_layer_backward(shape);
+  const auto backward = with_float8_weight_casts(plain, plan);
+  CHECK(backward.size() == plain.size() + 4); // one copy per linear layer's dgrad
+  const double h = 2048;
+  const char* gemms[] = {"attn.qkv", "attn.out", "mlp.fc1", "mlp.fc2"};
+  const double weights[] = {3 * h * h, h * h, 4 * h * h, 4 * h * h};
+  for (int i = 0; i < 4; ++i) {
+    CAPTURE(gemms[i]);
+    const std::string name = gemms[i];
+    const auto* transpose = find_step(backward, name + ".weight.fp8_transpose");
+    REQUIRE(transpose);
+    CHECK(transpose->bytes.value() == doctest::Approx(2 * weights[i]).scale(0)); // FP8 in and out
+    CHECK(position(backward, name + ".weight.fp8_transpose") + 1 == position(backward, name + ".dgrad"));
+  }
+  // Megatron-LM keeps its FP8 primary weights' transposes with them: no copy.
+  plan.framework = Framework::megatron_lm;
+  plan.optimizer.sharding = OptimizerSharding::optimizer;
+  CHECK_FALSE(copies_fp8_weights_for_dgrad(plan));
 }
 
 TEST_CASE("fp8 weights: a GEMM run in chunks under tensor-parallel overlap casts its weight once") {

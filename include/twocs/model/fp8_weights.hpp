@@ -50,10 +50,17 @@ namespace twocs::model {
 /// 4f8021f2a, 2024-12-04: `b_data.t().contiguous().t()`).
 [[nodiscard]] bool casts_weights_every_pass(const TrainingPlan& plan);
 
+/// Whether the backward's grad-input GEMMs copy the FP8 weight column-major first: torchao's
+/// Float8Linear (framework fsdp), with or without FSDP's float8 all-gather, whose gathered weight
+/// (a row-major Float8Tensor, fsdp_utils.py fsdp_post_all_gather) meets the same
+/// preprocess_addmm (torchao 03c850afa, 2025-06-13, the code of the June 2025 benchmarks, as at
+/// 4f8021f2a).
+[[nodiscard]] bool copies_fp8_weights_for_dgrad(const TrainingPlan& plan);
+
 /// `steps` with torchao's weight casts: before each FP8 GEMM of a forward or recomputed forward,
-/// `NAME.weight.fp8_amax` (read 2 bytes a weight) and `NAME.weight.fp8_cast` (read 2, write 1);
-/// before each FP8 dgrad GEMM, `NAME.weight.fp8_transpose` (read 1, write 1). `steps` itself where
-/// casts_weights_every_pass is false.
+/// `NAME.weight.fp8_amax` (read 2 bytes a weight) and `NAME.weight.fp8_cast` (read 2, write 1)
+/// where casts_weights_every_pass; before each FP8 dgrad GEMM, `NAME.weight.fp8_transpose` (read
+/// 1, write 1) where copies_fp8_weights_for_dgrad. `steps` itself where neither holds.
 [[nodiscard]] StepSequence with_float8_weight_casts(const StepSequence& steps, const TrainingPlan& plan);
 
 } // namespace twocs::model
