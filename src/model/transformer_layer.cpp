@@ -203,7 +203,11 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.fp8_recipe = plan.fp8_recipe;
   // Megatron-DeepSpeed has no asynchronous tensor-parallel backward all-reduce: the BigScience fork
   // (BLOOM) predates it (megatron/mpu/layers.py) and Microsoft's fork disables it by default.
-  shape.tp_async_backward = plan.overlap.tp_async_backward && plan.framework != Framework::megatron_deepspeed;
+  // DTensor's tensor parallelism (framework fsdp) has none either: a linear layer's dgrad and wgrad
+  // run in one autograd node (aten mm's backward; torchao's Float8 matmul, float8_linear.py:61-93
+  // at eab345c), and the input gradient's reduce-scatter is the backward of the input's
+  // redistribution, which runs after it (docs/simulation.md, "DTensor's tensor parallelism").
+  shape.tp_async_backward = plan.overlap.tp_async_backward && plan.framework == Framework::megatron_lm;
   shape.attention = plan.attention;
   shape.kernels = plan.kernels;
   shape.loss = plan.loss;

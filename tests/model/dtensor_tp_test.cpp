@@ -56,6 +56,28 @@ TEST_CASE("dtensor_tp: the column-parallel backward does not gather its input ag
   }
 }
 
+/// The column-parallel backward's collective of `layer` in `steps`.
+const CollectiveOp& input_grad_collective(const StepSequence& steps, const std::string& layer) {
+  for (const auto& step : steps)
+    if (const auto* op = std::get_if<CollectiveOp>(&step); op && op->name == layer + ".reduce_scatter") return *op;
+  FAIL("no " << layer << ".reduce_scatter");
+  throw;
+}
+
+TEST_CASE("dtensor_tp: the input gradient's reduce-scatter waits for the whole linear backward, where Megatron-LM "
+          "runs it under wgrad") {
+  for (const auto dtype : {Dtype::bf16, Dtype::fp8}) {
+    CAPTURE(static_cast<int>(dtype));
+    const auto dtensor = transformer_layer_backward(shape_of(Framework::fsdp, dtype));
+    const auto megatron = transformer_layer_backward(shape_of(Framework::megatron_lm, dtype));
+    for (const std::string layer : {"attn.qkv", "mlp.fc1"}) {
+      CAPTURE(layer);
+      CHECK(input_grad_collective(dtensor, layer).overlapped_ops == 0);  // blocking: nothing runs beside it
+      CHECK(input_grad_collective(megatron, layer).overlapped_ops == 1); // wgrad runs beside it
+    }
+  }
+}
+
 TEST_CASE("dtensor_tp: under FP8 the all-gathers move one byte a value, forward and backward, and reduce-scatters stay "
           "16-bit") {
   const auto shape = shape_of(Framework::fsdp, Dtype::fp8);
