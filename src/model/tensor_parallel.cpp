@@ -47,6 +47,8 @@ void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, 
       steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,
                                  gathered_activation(shape, d), overlap));
     steps.push_back(dgrad(d.tokens));
+    if (auto copy = dtensor_layout_copy(shape, name + ".reduce_scatter", Pass::backward, d.activation, false))
+      steps.push_back(std::move(*copy));
     steps.push_back(collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, Pass::backward,
                                d.activation, overlap));
   } else {

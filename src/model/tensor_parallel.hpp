@@ -32,6 +32,18 @@ using RowGemm = std::function<ComputeOp(std::int64_t tokens)>;
 /// output gradient); `d.activation` otherwise.
 [[nodiscard]] units::Bytes gathered_activation(const LayerShape& shape, const LayerDims& d);
 
+/// DTensor's re-layout of a sequence-parallel collective's buffer (`LayerShape::dtensor_tp`, no
+/// async TP): PyTorch's functional collectives gather and scatter along dim 0 of the buffer, so a
+/// sequence-dim (dim 1) all-gather copies its output, torch.cat(torch.chunk(out, t), dim=1), and a
+/// sequence-dim reduce-scatter copies its input, torch.cat(torch.chunk(in, t, dim=1))
+/// (torch/distributed/_functional_collectives.py; torchtitan parallelize_llama.py:171-173 at
+/// 9dec370 and pytorch/torchtitan#437, which measured the two copies at 0.18 ms of a 3 ms FFN).
+/// `NAME.chunk_cat` reads and writes `bytes` once; nothing where the layout needs no copy: an
+/// all-gather of one micro-batch row (PyTorch's _maybe_view_chunk_cat returns a view) and every
+/// plan outside DTensor's sequence parallelism.
+[[nodiscard]] std::optional<ComputeOp> dtensor_layout_copy(const LayerShape& shape, const std::string& name, Pass pass,
+                                                           units::Bytes bytes, bool gathered);
+
 /// `enter_region_forward` for a linear layer's input: its all-gather moves `gathered_activation`.
 [[nodiscard]] CollectiveOp enter_gathered_region(const LayerShape& shape, const LayerDims& d, const std::string& name);
 

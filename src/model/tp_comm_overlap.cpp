@@ -61,13 +61,24 @@ units::Bytes gathered_activation(const LayerShape& shape, const LayerDims& d) {
   return d.activation;
 }
 
+std::optional<ComputeOp> dtensor_layout_copy(const LayerShape& shape, const std::string& name, Pass pass,
+                                             units::Bytes bytes, bool gathered) {
+  if (!shape.dtensor_tp || !shape.sequence_parallel || shape.tp_comm != TpCommOverlap::none) return std::nullopt;
+  if (gathered && shape.micro_batch <= 1) return std::nullopt;
+  // One read and one write of the buffer (counted in bytes: FP8 or 16-bit alike).
+  return memory_bound(name + ".chunk_cat", OpKind::elementwise, pass, shape.dtype, bytes.value(), 2.0, 0.0);
+}
+
 void add_gathered_gemm(StepSequence& steps, const LayerShape& shape, const LayerDims& d, const std::string& name,
                        Pass pass, const RowGemm& gemm) {
   if (!shape.sequence_parallel || shape.tp_comm == TpCommOverlap::none) {
     if (shape.sequence_parallel) {
       CollectiveOp gather = enter_gathered_region(shape, d, name);
       gather.pass = pass;
+      const std::string gathered = gather.name;
       steps.push_back(std::move(gather));
+      if (auto copy = dtensor_layout_copy(shape, gathered, pass, gathered_activation(shape, d), true))
+        steps.push_back(std::move(*copy));
     }
     steps.push_back(gemm_chunk(gemm, d.tokens, pass));
     return;
@@ -84,6 +95,8 @@ void add_scattered_gemm(StepSequence& steps, const LayerShape& shape, const Laye
                         Pass pass, const RowGemm& gemm) {
   if (!shape.sequence_parallel || shape.tp_comm == TpCommOverlap::none) {
     steps.push_back(gemm_chunk(gemm, d.tokens, pass));
+    if (auto copy = dtensor_layout_copy(shape, name + ".reduce_scatter", pass, d.activation, false))
+      steps.push_back(std::move(*copy));
     if (auto leave = leave_region_forward(shape, d, name)) {
       leave->pass = pass;
       steps.push_back(std::move(*leave));

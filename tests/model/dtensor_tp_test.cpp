@@ -128,3 +128,40 @@ TEST_CASE("dtensor_tp: torchtitan's per-operator recomputation gathers w3's inpu
   const auto recompute = transformer_layer_recompute(LayerShape::of(model, plan), Recompute::selective_op);
   CHECK(named(recompute, "mlp.fc1.all_gather").bytes == doctest::Approx(tokens * hidden));
 }
+
+TEST_CASE("dtensor_tp: sequence-dim collectives copy their buffer to and from dim 0's layout, the gathers from two "
+          "micro-batch rows up") {
+  constexpr double activation = tokens * hidden * 2; // one 16-bit [b, s, h] buffer, micro_batch 2
+  for (const auto dtype : {Dtype::bf16, Dtype::fp8}) {
+    CAPTURE(static_cast<int>(dtype));
+    const double gathered = dtype == Dtype::fp8 ? activation / 2 : activation; // cast before the gather
+    const auto forward = transformer_layer_forward(shape_of(Framework::fsdp, dtype));
+    const auto backward = transformer_layer_backward(shape_of(Framework::fsdp, dtype));
+    for (const std::string layer : {"attn.qkv", "mlp.fc1"}) {
+      CAPTURE(layer);
+      CHECK(named(forward, layer + ".all_gather.chunk_cat").bytes == doctest::Approx(2 * gathered).scale(0));
+      CHECK(named(backward, layer + ".reduce_scatter.chunk_cat").bytes == doctest::Approx(2 * activation).scale(0));
+    }
+    for (const std::string layer : {"attn.out", "mlp.fc2"}) {
+      CAPTURE(layer);
+      CHECK(named(forward, layer + ".reduce_scatter.chunk_cat").bytes == doctest::Approx(2 * activation).scale(0));
+      CHECK(named(backward, layer + ".all_gather.chunk_cat").bytes == doctest::Approx(2 * gathered).scale(0));
+    }
+    // Megatron-LM's collectives gather and scatter along the sequence, its leading dimension;
+    // async TP's fused kernels write their chunks in place.
+    for (const auto& other : {transformer_layer_forward(shape_of(Framework::megatron_lm, dtype)),
+                              transformer_layer_backward(shape_of(Framework::megatron_lm, dtype)),
+                              transformer_layer_forward(shape_of(Framework::fsdp, dtype, TpCommOverlap::async_tp)),
+                              transformer_layer_backward(shape_of(Framework::fsdp, dtype, TpCommOverlap::async_tp))})
+      for (const auto& step : other)
+        if (const auto* op = std::get_if<ComputeOp>(&step)) CHECK_FALSE(op->name.ends_with(".chunk_cat"));
+  }
+  // One micro-batch row: the gathered buffer is already the sequence's layout (a view).
+  auto plan = twocs::testing::plan_of(tensor, 1, 1, 1, 1);
+  plan.parallelism.sequence = true;
+  plan.attention = AttentionKernel::fused;
+  plan.framework = Framework::fsdp;
+  const auto single = transformer_layer_forward(LayerShape::of(twocs::testing::gpt(2, 4096, 32, 4096), plan));
+  CHECK(named(single, "attn.qkv.all_gather.chunk_cat").count == 0);
+  CHECK(named(single, "attn.out.reduce_scatter.chunk_cat").count == 1);
+}
