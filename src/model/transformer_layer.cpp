@@ -227,6 +227,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   shape.tp_comm = shape.sequence_parallel ? plan.overlap.tp_comm : TpCommOverlap::none;
   shape.tp_comm_reduce_scatter = plan.overlap.tp_comm_reduce_scatter;
   shape.dtensor_tp = plan.framework == Framework::fsdp; // torchtitan's TP plan (layer_ops.hpp)
+  shape.separate_projections = plan.framework == Framework::fsdp;
   return shape;
 }
 

@@ -56,6 +56,23 @@ void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, con
   steps.push_back(detail::linear_weight_grad(name + ".wgrad", shape.linear_dtype(), d.tokens, in, out, out));
 }
 
+/// The input gradients of `projections` Linear modules that share one input, summed
+/// (LayerShape::separate_projections): beside the one output a fused GEMM writes, the other
+/// modules' `[tokens, in]` gradients are written and read again. Under torch.compile the sum fuses
+/// into its consumer (the norm's backward, or the reduce-scatter's layout copy under DTensor), so
+/// that is all it adds; eager autograd adds them pairwise, each add reading two and writing one.
+void add_projection_grad_sum(StepSequence& steps, const LayerShape& shape, const LayerDims& d, const std::string& name,
+                             std::int64_t in, std::int64_t projections) {
+  if (!shape.separate_projections || projections < 2) return;
+  const double extra = as_double(projections - 1);
+  const double passes = shape.kernels == KernelFusion::eager ? 1.0 + 3.0 : 1.0 + 1.0; // per extra gradient
+  ComputeOp sum = memory_bound(name + ".dgrad.sum", OpKind::elementwise, Pass::backward, shape.dtype,
+                               as_double(d.tokens) * as_double(in), extra * passes * element_size(shape.dtype),
+                               shape.kernels == KernelFusion::eager ? extra : 0.0);
+  if (shape.kernels == KernelFusion::eager) sum.kernels = static_cast<std::int32_t>(projections - 1);
+  steps.push_back(std::move(sum));
+}
+
 void add_attention_core_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d) {
   if (shape.context > 1) return detail::add_context_attention_backward(steps, shape, d);
   if (shape.attention == AttentionKernel::fused) return detail::add_fused_attention_backward(steps, shape, d);
@@ -98,6 +115,7 @@ void detail::add_dense_ffn_fc1_backward(StepSequence& steps, const LayerShape& s
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
   steps.push_back(detail::ffn_activation_backward("mlp", m.ffn_kind, shape.kernels, shape.dtype, ffn_elements));
   add_column_parallel_backward(steps, shape, d, "mlp.fc1", m.hidden, d.ffn_in_local, d.ffn_in_local);
+  add_projection_grad_sum(steps, shape, d, "mlp.fc1", m.hidden, m.ffn_kind == FfnKind::swiglu ? 2 : 1);
 }
 
 void detail::add_dense_ffn_backward(StepSequence& steps, const LayerShape& shape) {
@@ -135,6 +153,7 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
                                  detail::rope_bytes(shape.kernels, shape.dtype), kernel_flops::rope));
   detail::add_qk_norms(steps, shape, d, Pass::backward);
   add_column_parallel_backward(steps, shape, d, "attn.qkv", m.hidden, d.qkv_local, d.qkv_local);
+  add_projection_grad_sum(steps, shape, d, "attn.qkv", m.hidden, 3);
   steps.push_back(detail::norm_backward(shape, d, "attn.norm.bwd"));
   detail::capture_backward(steps);
   return steps;

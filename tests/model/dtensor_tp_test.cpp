@@ -165,3 +165,28 @@ TEST_CASE("dtensor_tp: sequence-dim collectives copy their buffer to and from di
   CHECK(named(single, "attn.qkv.all_gather.chunk_cat").count == 0);
   CHECK(named(single, "attn.out.reduce_scatter.chunk_cat").count == 1);
 }
+
+TEST_CASE("separate projections: PyTorch-native q, k, v and gate, up modules each write an input gradient, summed") {
+  auto model = twocs::testing::gpt(2, 4096, 32, 4096);
+  model.ffn_kind = FfnKind::swiglu;
+  auto plan = twocs::testing::plan_of(1, 1, 1, 1, 2);
+  plan.attention = AttentionKernel::fused;
+  plan.framework = Framework::fsdp;
+  const double elements = tokens * hidden; // one [b s, h] input gradient
+  for (const auto kernels : {KernelFusion::fused, KernelFusion::eager}) {
+    CAPTURE(static_cast<int>(kernels));
+    plan.kernels = kernels;
+    const auto backward = transformer_layer_backward(LayerShape::of(model, plan));
+    // compiled: each further gradient written once and read once (the sum fuses into its
+    // consumer); eager: also added pairwise, each add reading two gradients and writing one.
+    const double passes = kernels == KernelFusion::fused ? 2 : 4;
+    CHECK(named(backward, "attn.qkv.dgrad.sum").bytes == doctest::Approx(2 * passes * elements * 2).scale(0));
+    CHECK(named(backward, "mlp.fc1.dgrad.sum").bytes == doctest::Approx(1 * passes * elements * 2).scale(0));
+  }
+  // One fc1 module under GeLU, and Megatron-LM's fused QKV and fc1 GEMMs: nothing to sum.
+  model.ffn_kind = FfnKind::gelu;
+  CHECK(named(transformer_layer_backward(LayerShape::of(model, plan)), "mlp.fc1.dgrad.sum").count == 0);
+  plan.framework = Framework::megatron_lm;
+  plan.kernels = KernelFusion::fused;
+  CHECK(named(transformer_layer_backward(LayerShape::of(model, plan)), "attn.qkv.dgrad.sum").count == 0);
+}

@@ -53,6 +53,11 @@ struct LayerShape {
   /// Float8ColwiseParallel and Float8RowwiseParallel cast before they all-gather, so the inputs
   /// (forward) and the output gradients (backward) travel in FP8 (tensor_parallel.hpp).
   bool dtensor_tp = false;
+  /// PyTorch-native model code (framework: fsdp; torchtitan's Llama, models/llama/model.py:189 and
+  /// :253 at 9dec370): q, k and v, and SwiGLU's gate and up, are Linear modules of their own
+  /// sharing one input, so each backward writes one input gradient per module and sums them
+  /// (`attn.qkv.dgrad.sum`, `mlp.fc1.dgrad.sum`). The GEMMs are still costed as one.
+  bool separate_projections = false;
 
   /// The model's layer under `plan`: a MoE layer when the model has model.moe.
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);
