@@ -67,6 +67,7 @@ std::string operator_model_fragment(const hardware::DeviceSpec& device, const Fr
   if (k.vector_gemm_efficiency)
     out += fmt::format("    vector_gemm_efficiency: {}\n", number(*k.vector_gemm_efficiency));
   if (k.vector_flops) out += fmt::format("    vector_flops: {}TFLOP/s\n", number(k.vector_flops->value() / 1e12));
+  if (k.fp8_any_layout) out += "    fp8_gemm_layouts: any\n";
   if (options.with_measurements && !k.measured.empty()) write_measurements(out, k.measured);
   return out;
 }

@@ -16,14 +16,16 @@
 namespace twocs::config::detail {
 namespace {
 
-constexpr std::array<std::string_view, 15> operator_model_keys = {"gemm_efficiency",      "fp8_gemm_efficiency",
-                                                                  "memory_efficiency",    "kernel_overhead",
-                                                                  "compute_units",        "gemm_tiles",
-                                                                  "gemm_k_half",          "matrix_dtypes",
-                                                                  "vector_tiles",         "vector_gemm_efficiency",
-                                                                  "vector_flops",         "measured",
-                                                                  "attention_kernel",     "measured_profiles",
-                                                                  "measured_device_scale"};
+constexpr std::array<std::string_view, 16> operator_model_keys = {"gemm_efficiency",       "fp8_gemm_efficiency",
+                                                                  "memory_efficiency",     "kernel_overhead",
+                                                                  "compute_units",         "gemm_tiles",
+                                                                  "gemm_k_half",           "matrix_dtypes",
+                                                                  "vector_tiles",          "vector_gemm_efficiency",
+                                                                  "vector_flops",          "measured",
+                                                                  "attention_kernel",      "measured_profiles",
+                                                                  "measured_device_scale", "fp8_gemm_layouts"};
+constexpr std::array<std::string_view, 2> fp8_layout_names = {"tn", "any"};
+constexpr std::array fp8_layout_values = {false, true};
 constexpr std::array<std::string_view, 2> device_scale_keys = {"compute", "memory_bandwidth"};
 constexpr std::array<std::string_view, 4> tile_keys = {"m", "n", "k", "efficiency"};
 constexpr std::array<std::string_view, 8> measured_keys = {"op",   "shape",  "dtype",        "time",
@@ -182,6 +184,8 @@ OperatorModelParams read_operator_model(const Field& field) {
     k.measured.insert(k.measured.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
   }
   if (const auto f = m.optional("attention_kernel")) k.attention_kernel = read_text(*f);
+  if (const auto f = m.optional("fp8_gemm_layouts"))
+    k.fp8_any_layout = read_enum(*f, fp8_layout_names, fp8_layout_values);
   return p;
 }
 

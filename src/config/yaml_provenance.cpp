@@ -15,7 +15,7 @@ namespace {
 
 // Every key of docs/input-formats.md's platform file that sets a rate, a size, a latency, an
 // efficiency or a kernel shape (the quantities a simulated time is computed from).
-constexpr std::array<std::string_view, 37> parameters = {
+constexpr std::array<std::string_view, 38> parameters = {
     "device.peak_flops",
     "device.memory",
     "device.memory_bandwidth",
@@ -36,6 +36,7 @@ constexpr std::array<std::string_view, 37> parameters = {
     "device.operator_model.measured_profiles",
     "device.operator_model.measured_device_scale",
     "device.operator_model.attention_kernel",
+    "device.operator_model.fp8_gemm_layouts",
     "node.devices",
     "node.interconnect.bandwidth",
     "node.interconnect.latency",

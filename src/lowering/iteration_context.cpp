@@ -9,7 +9,7 @@ IterationContext::IterationContext(TaskSink& sink_, const model::TransformerConf
                                    const model::TrainingPlan& plan_, const cost::OperatorCostModel& cost_)
     : sink(sink_), model(model_), plan(plan_), cost(cost_), layout(plan_.parallelism),
       chunks(model::partition_layers(model_, plan_)),
-      ops(prepare_model(sink_, model::LayerShape::of(model_, plan_), plan_, cost_)) {
+      ops(prepare_model(sink_, model::LayerShape::of(model_, plan_, cost_.fp8_gemms_any_layout()), plan_, cost_)) {
   labels.activation = sink.intern_label("pp.activation");
   labels.gradient = sink.intern_label("pp.gradient");
   labels.boundary_gather = sink.intern_label("pp.all_gather");

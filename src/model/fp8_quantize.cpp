@@ -25,13 +25,31 @@ constexpr double amax_bytes = 4.0; // one fp32 amax per tensor
 
 bool current_scaling(const LayerShape& shape) { return shape.fp8_recipe == TrainingPlan::Fp8Recipe::tensorwise; }
 
+/// The cast of `elements` values, with the transpose the weight gradient reads where TE writes it.
+ComputeOp cast_of(const LayerShape& shape, const std::string& name, Pass pass, double elements, bool gathered_in_fp8) {
+  if (te_writes_transpose(shape) && !gathered_in_fp8) return fp8_quantize_both(name + ".fp8_cast", pass, elements);
+  return fp8_cast(name + ".fp8_cast", pass, elements);
+}
+
 } // namespace
 
+bool te_writes_transpose(const LayerShape& shape) {
+  return shape.fp8_linear && !shape.dtensor_tp && shape.fp8_transposes;
+}
+
+std::optional<ComputeOp> fp8_transpose_for_wgrad(const LayerShape& shape, const std::string& name, double elements,
+                                                 Fp8Source source, bool gathered_in_fp8) {
+  if (!te_writes_transpose(shape)) return std::nullopt;
+  const bool norm_writes_fp8 = source == Fp8Source::norm && !current_scaling(shape);
+  if (!gathered_in_fp8 && !norm_writes_fp8) return std::nullopt;
+  return memory_bound(name + ".fp8_transpose", OpKind::elementwise, Pass::backward, Dtype::fp8, elements, 2.0, 0.0);
+}
+
 void add_fp8_quantize(StepSequence& steps, const LayerShape& shape, const std::string& name, Pass pass, double elements,
-                      Fp8Source source, bool tp_amax) {
+                      Fp8Source source, bool tp_amax, bool gathered_in_fp8) {
   if (!shape.fp8_linear) return;
   if (!current_scaling(shape)) {
-    if (source == Fp8Source::standalone) steps.push_back(fp8_cast(name + ".fp8_cast", pass, elements));
+    if (source == Fp8Source::standalone) steps.push_back(cast_of(shape, name, pass, elements, gathered_in_fp8));
     return;
   }
   if (source == Fp8Source::standalone) {
@@ -46,7 +64,7 @@ void add_fp8_quantize(StepSequence& steps, const LayerShape& shape, const std::s
                                units::Bytes(amax_bytes)));
   // The scale from the amax, then the cast; after a norm also the amax's zeroing before it.
   const std::int32_t kernels = source == Fp8Source::norm ? 3 : 2;
-  ComputeOp cast = fp8_cast(name + ".fp8_cast", pass, elements);
+  ComputeOp cast = cast_of(shape, name, pass, elements, gathered_in_fp8);
   cast.kernels = kernels;
   cast.host_launches = kernels_host_work(kernels);
   steps.push_back(std::move(cast));

@@ -29,7 +29,7 @@ std::optional<CollectiveOp> leave_region_forward(const LayerShape& shape, const 
 
 void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d,
                                   const std::string& name, std::int64_t in, std::int64_t out, std::int64_t bias,
-                                  std::int64_t grad_params_override) {
+                                  std::int64_t grad_params_override, std::optional<ComputeOp> before_wgrad) {
   // Transformer Engine's bulk overlaps are always on (tp_comm_overlap.cpp).
   const int overlap = shape.tp_async_backward || shape.tp_comm == TpCommOverlap::transformer_engine ? 1 : 0;
   // The output gradient, cast to FP8 for both gradient GEMMs.
@@ -57,6 +57,7 @@ void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, 
   if (!shape.sequence_parallel && shape.tensor > 1)
     steps.push_back(collective(name + ".all_reduce", Collective::all_reduce, CommGroup::tensor, Pass::backward,
                                d.activation, overlap));
+  if (before_wgrad) steps.push_back(std::move(*before_wgrad));
   ComputeOp wgrad = linear_weight_grad(name + ".wgrad", shape.linear_dtype(), d.tokens, in, out, bias);
   if (grad_params_override >= 0) wgrad.grad_params = grad_params_override;
   steps.push_back(std::move(wgrad));

@@ -26,11 +26,18 @@ namespace twocs::model::detail {
 using RowGemm = std::function<ComputeOp(std::int64_t tokens)>;
 
 /// The all-gathered buffer of a sequence-sharded linear input on one rank: FP8 when the GEMMs read
-/// FP8 and the input is cast before it is gathered, under Transformer Engine's userbuffers (fp8_buf,
-/// initialize_ub) and under DTensor's tensor parallelism (torchao float8_tensor_parallel.py:
-/// Float8ColwiseParallel and PrepareFloat8ModuleInput cast the input, Float8RowwiseParallel the
-/// output gradient); `d.activation` otherwise.
+/// FP8, as every framework casts the shard before it gathers: Transformer Engine with and without
+/// userbuffers (fp8_buf, initialize_ub; v1.10 layernorm_linear.py:124-157, the norm's FP8 output
+/// gathered, and base.py:760-783, the output gradient cast then gathered; v2.x linear.py:378-412 at
+/// d0067d0, "All-gather is not supported with FP8 column-wise data"), and DTensor's tensor
+/// parallelism (torchao float8_tensor_parallel.py: Float8ColwiseParallel and
+/// PrepareFloat8ModuleInput cast the input, Float8RowwiseParallel the output gradient);
+/// `d.activation` otherwise.
 [[nodiscard]] units::Bytes gathered_activation(const LayerShape& shape, const LayerDims& d);
+
+/// Whether a column-parallel layer's input (and a row-parallel layer's output gradient) is
+/// all-gathered in FP8: under sequence parallelism, where gathered_activation is FP8.
+[[nodiscard]] bool gathers_fp8(const LayerShape& shape);
 
 /// DTensor's re-layout of a sequence-parallel collective's buffer (`LayerShape::dtensor_tp`, no
 /// async TP): PyTorch's functional collectives gather and scatter along dim 0 of the buffer, so a
@@ -64,9 +71,11 @@ void add_scattered_gemm(StepSequence& steps, const LayerShape& shape, const Laye
 /// layer's input is kept sharded and all-gathered again for wgrad, overlapped with dgrad (Megatron-LM,
 /// LinearWithGradAccumulationAndAsyncCommunication); DTensor's autograd keeps the gathered input
 /// instead (LayerShape::dtensor_tp), so nothing is gathered.
-/// `grad_params_override` >= 0 replaces the gradients wgrad reports as final.
+/// `grad_params_override` >= 0 replaces the gradients wgrad reports as final; `before_wgrad` runs
+/// just before wgrad (the FP8 transpose of the input it reads, fp8_transpose_for_wgrad).
 void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, const LayerDims& d,
                                   const std::string& name, std::int64_t in, std::int64_t out, std::int64_t bias,
-                                  std::int64_t grad_params_override = -1);
+                                  std::int64_t grad_params_override = -1,
+                                  std::optional<ComputeOp> before_wgrad = std::nullopt);
 
 } // namespace twocs::model::detail

@@ -55,9 +55,10 @@ ComputeOp gemm_chunk(const RowGemm& gemm, std::int64_t rows, Pass pass, std::int
 
 } // namespace
 
+bool gathers_fp8(const LayerShape& shape) { return shape.fp8_linear && shape.sequence_parallel; }
+
 units::Bytes gathered_activation(const LayerShape& shape, const LayerDims& d) {
-  if (shape.fp8_linear && (shape.tp_comm == TpCommOverlap::transformer_engine || shape.dtensor_tp))
-    return d.activation * (element_size(Dtype::fp8) / element_size(shape.dtype));
+  if (shape.fp8_linear) return d.activation * (element_size(Dtype::fp8) / element_size(shape.dtype));
   return d.activation;
 }
 

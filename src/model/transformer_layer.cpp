@@ -54,7 +54,7 @@ void add_dense_ffn_fc1_forward(StepSequence& steps, const LayerShape& shape, Pas
   const auto& m = shape.model;
   const LayerDims d = dims_of(shape);
   const auto source = shape.shared_experts ? detail::Fp8Source::standalone : detail::Fp8Source::norm;
-  detail::add_fp8_quantize(steps, shape, "mlp.fc1", pass, d.norm_elements, source, true);
+  detail::add_fp8_quantize(steps, shape, "mlp.fc1", pass, d.norm_elements, source, true, detail::gathers_fp8(shape));
   detail::add_gathered_gemm(steps, shape, d, "mlp.fc1", pass, [&](std::int64_t rows) {
     return detail::linear_forward("mlp.fc1", shape.linear_dtype(), rows, m.hidden, d.ffn_in_local);
   });
@@ -132,7 +132,8 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
   if (m.mla) {
     detail::add_mla_projections_forward(steps, shape, d, pass); // op_recompute with MLA is refused
   } else {
-    detail::add_fp8_quantize(steps, shape, "attn.qkv", pass, d.norm_elements, detail::Fp8Source::norm, true);
+    detail::add_fp8_quantize(steps, shape, "attn.qkv", pass, d.norm_elements, detail::Fp8Source::norm, true,
+                             detail::gathers_fp8(shape));
     add_qkv_forward(steps, shape, d, pass, op_recompute);
   }
   if (!op_recompute) add_attention_core_forward(steps, shape, d, pass);
@@ -189,6 +190,12 @@ void add_selective_recompute(StepSequence& steps, const LayerShape& shape, const
 }
 
 } // namespace
+
+LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& plan, bool fp8_any_layout) {
+  LayerShape shape = of(model, plan);
+  shape.fp8_transposes = !fp8_any_layout;
+  return shape;
+}
 
 LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& plan) {
   LayerShape shape;

@@ -37,13 +37,18 @@ void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, con
     return detail::linear_input_grad(name + ".dgrad", shape.linear_dtype(), rows, in, out);
   };
   // The output gradient, cast to FP8 for both gradient GEMMs. On the local shard before it is
-  // gathered under tp_comm (chunk by chunk under dgrad) and under DTensor (torchao's
-  // Float8RowwiseParallel, NoopFwToFloat8BwDynamic); otherwise after the all-gather.
-  if (shape.tp_comm != TpCommOverlap::none || (shape.dtensor_tp && shape.sequence_parallel)) {
+  // gathered whenever it is gathered in FP8 (gathers_fp8: Transformer Engine, torchao's
+  // Float8RowwiseParallel with NoopFwToFloat8BwDynamic), chunk by chunk under tp_comm; otherwise
+  // after the all-gather.
+  if (shape.tp_comm != TpCommOverlap::none || (shape.dtensor_tp && shape.sequence_parallel) ||
+      detail::gathers_fp8(shape)) {
     detail::add_fp8_quantize(steps, shape, name + ".grad", Pass::backward,
                              as_double(d.tokens) * as_double(out) / as_double(shape.tensor),
-                             detail::Fp8Source::standalone, true);
+                             detail::Fp8Source::standalone, true, true);
     detail::add_gathered_gemm(steps, shape, d, name, Pass::backward, dgrad);
+    if (auto transpose = detail::fp8_transpose_for_wgrad(shape, name + ".grad", as_double(d.tokens) * as_double(out),
+                                                         detail::Fp8Source::standalone, true))
+      steps.push_back(std::move(*transpose));
   } else {
     if (shape.sequence_parallel)
       steps.push_back(
@@ -114,7 +119,11 @@ void detail::add_dense_ffn_fc1_backward(StepSequence& steps, const LayerShape& s
   const LayerDims d = detail::dims_of(shape);
   const double ffn_elements = as_double(d.tokens) * as_double(d.ffn_out_local);
   steps.push_back(detail::ffn_activation_backward("mlp", m.ffn_kind, shape.kernels, shape.dtype, ffn_elements));
-  add_column_parallel_backward(steps, shape, d, "mlp.fc1", m.hidden, d.ffn_in_local, d.ffn_in_local);
+  const auto source = shape.shared_experts ? detail::Fp8Source::standalone : detail::Fp8Source::norm;
+  add_column_parallel_backward(steps, shape, d, "mlp.fc1", m.hidden, d.ffn_in_local, d.ffn_in_local, -1,
+                               detail::fp8_transpose_for_wgrad(shape, "mlp.fc1",
+                                                               as_double(d.tokens) * as_double(m.hidden), source,
+                                                               detail::gathers_fp8(shape)));
   add_projection_grad_sum(steps, shape, d, "mlp.fc1", m.hidden, m.ffn_kind == FfnKind::swiglu ? 2 : 1);
 }
 
@@ -152,7 +161,10 @@ StepSequence transformer_layer_backward(const LayerShape& shape) {
     steps.push_back(memory_bound("attn.rope.bwd", OpKind::elementwise, Pass::backward, shape.dtype, d.rope_elements,
                                  detail::rope_bytes(shape.kernels, shape.dtype), kernel_flops::rope));
   detail::add_qk_norms(steps, shape, d, Pass::backward);
-  add_column_parallel_backward(steps, shape, d, "attn.qkv", m.hidden, d.qkv_local, d.qkv_local);
+  add_column_parallel_backward(steps, shape, d, "attn.qkv", m.hidden, d.qkv_local, d.qkv_local, -1,
+                               detail::fp8_transpose_for_wgrad(shape, "attn.qkv",
+                                                               as_double(d.tokens) * as_double(m.hidden),
+                                                               detail::Fp8Source::norm, detail::gathers_fp8(shape)));
   add_projection_grad_sum(steps, shape, d, "attn.qkv", m.hidden, 3);
   steps.push_back(detail::norm_backward(shape, d, "attn.norm.bwd"));
   detail::capture_backward(steps);

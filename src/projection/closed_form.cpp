@@ -253,7 +253,7 @@ model::StepSequence with_scalar_all_reduces(const model::StepSequence& optimizer
 
 Projection project(const model::TransformerConfig& model, const model::TrainingPlan& plan,
                    const hardware::ClusterSpec& cluster, const cost::OperatorCostModel& cost) {
-  const model::LayerShape shape = model::LayerShape::of(model, plan);
+  const model::LayerShape shape = model::LayerShape::of(model, plan, cost.fp8_gemms_any_layout());
   const auto& p = plan.parallelism;
   Projection out;
   out.micro_batches = plan.global_batch / (p.data * plan.micro_batch);

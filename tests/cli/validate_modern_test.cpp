@@ -163,13 +163,23 @@ using twocs::test::TempDir;
 /// each dgrad (2026-12-06, docs/simulation.md, "FP8"; torchao at 4f8021f2a): torchtitan's Float8 rows
 /// 0.5-1.8 points slower (8B FSDP -2.4% / -2.3% / 32K -6.3% -> -0.6% / -0.6% / -5.8%, 70B 2D -9.9% /
 /// async TP -12.0% -> -9.6% / -11.0%); 8.94% -> 8.81%.
+/// The next session (2026-12-06, docs/validation.md, "Framework behaviours read from the code"):
+/// FSDP's float8 all-gather still copies each gathered weight column-major for its dgrad (H200
+/// rows -5.9% / -7.2% -> -5.6% / -6.9%); DTensor's tensor parallelism reduce-scatters the input
+/// gradient after the whole linear backward, copies its sequence-dim collectives' buffers
+/// (chunk/cat), and PyTorch-native q/k/v and gate/up modules sum their input gradients (torchtitan
+/// 70B 2D -9.6% -> +4.7%, async TP -11.0% -> -8.0%, the 8B rows 0.3-1 point slower); Transformer
+/// Engine's casts write the transpose wgrad reads on Hopper, tensors gathered in FP8 are
+/// transposed after the gather, and its sequence-parallel gathers carry FP8 without userbuffers
+/// too (NeMo rows within 0.3 points, Megatron-Bridge's H100 rows 1.4-5.5 points slower:
+/// 405B -4.4% / -12.3% -> +1.1% / -7.5%, 70B +5.2% / +2.4% -> +9.6% / +6.6%); 8.81% -> 8.55%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0107},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0802},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0545},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0252},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1605},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0117},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0796},
+                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0570},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0232},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1497},
                                                         {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4889},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1210},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2479},
@@ -179,29 +189,29 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0386},
                                                         {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0227},
                                                         {"mcore-qwen3-235b-gb200-256gpu", 0.0575},
-                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2295},
-                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.3768},
-                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0518},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0445},
-                                                        {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0237},
-                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.1234},
+                                                        {"bridge-qwen3-235b-fp8-256gpu", -0.2271},
+                                                        {"bridge-qwen3-30b-fp8-16gpu", -0.3746},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0957},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", 0.0106},
+                                                        {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0663},
+                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.0747},
                                                         {"bridge-llama31-405b-fp8-gb200-256gpu", 0.0066},
                                                         {"bridge-llama3-8b-fp8-b200-8gpu", -0.0036},
                                                         {"bridge-llama3-8b-fp8-gb200-8gpu", -0.0106},
-                                                        {"bridge-llama3-8b-fp8-h100-8gpu", 0.0202},
+                                                        {"bridge-llama3-8b-fp8-h100-8gpu", 0.0345},
                                                         {"bridge-llama31-405b-fp8-b200-128gpu", -0.0721},
-                                                        {"torchtitan-llama3-8b-fsdp8", 0.0243},
-                                                        {"torchtitan-llama3-8b-fsdp128", 0.0131},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.0074},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.0108},
-                                                        {"torchtitan-llama3-8b-fsdp8-compile-float8", -0.0061},
-                                                        {"torchtitan-llama3-8b-fsdp128-compile-float8", -0.0060},
-                                                        {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0575},
-                                                        {"torchtitan-llama3-70b-2d-256gpu", -0.0958},
-                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.1104},
-                                                        {"torchtitan-llama3-8b-h200-32gpu", -0.0590},
-                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0719},
-                                                        {"torchao-llama3-8b-mi300x-8gpu", -0.2999}};
+                                                        {"torchtitan-llama3-8b-fsdp8", 0.0339},
+                                                        {"torchtitan-llama3-8b-fsdp128", 0.0224},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile", -0.0019},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile", -0.0054},
+                                                        {"torchtitan-llama3-8b-fsdp8-compile-float8", 0.0010},
+                                                        {"torchtitan-llama3-8b-fsdp128-compile-float8", 0.0010},
+                                                        {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0543},
+                                                        {"torchtitan-llama3-70b-2d-256gpu", 0.0468},
+                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.0801},
+                                                        {"torchtitan-llama3-8b-h200-32gpu", -0.0503},
+                                                        {"torchtitan-llama3-8b-h200-64gpu", -0.0634},
+                                                        {"torchao-llama3-8b-mi300x-8gpu", -0.2977}};
 
 /// Today's signed errors of the predicted peak memory where the run publishes one (torchtitan's
 /// max_reserved: PyTorch's caching allocator, without the CUDA context and NCCL's own buffers).
@@ -241,7 +251,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0881) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0855) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }

@@ -286,3 +286,10 @@ TEST_CASE("a chunk of a GEMM split over several streams costs its share of the w
   CHECK(model::whole_gemm(chunk).flops.value() == doctest::Approx(whole.flops.value()));
   CHECK(model.duration(chunk).value() == doctest::Approx(2 * wave(32) / 4 + overhead).epsilon(1e-9));
 }
+
+TEST_CASE("the cost model reports whether the device's FP8 GEMMs take any operand layout") {
+  hardware::DeviceSpec d = device();
+  CHECK_FALSE(cost::make_cost_model(d)->fp8_gemms_any_layout()); // Hopper's TN-only kernels unless told
+  d.kernels.fp8_any_layout = true;
+  CHECK(cost::make_cost_model(d)->fp8_gemms_any_layout());
+}

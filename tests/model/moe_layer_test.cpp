@@ -342,8 +342,9 @@ TEST_CASE("in FP8 the shared experts quantize fc1's input themselves: no norm is
   const auto forward = transformer_layer_forward(shape);
   const auto* cast = find_step(forward, "mlp.fc1.fp8_cast");
   REQUIRE(cast);
-  // Every token once (no sequence parallelism here): read 2 bytes, write 1, over 4,096 x h.
-  CHECK(cast->bytes.value() == doctest::Approx(4096.0 * 4096 * (2 + 1)));
+  // Every token once (no sequence parallelism here): read 2 bytes, write 1 and its transpose 1,
+  // over 4,096 x h.
+  CHECK(cast->bytes.value() == doctest::Approx(4096.0 * 4096 * (2 + 1 + 1)).scale(0));
   // A dense layer's fc1 takes its input from the norm fused in front of it (LayerNormLinear).
   shape.moe_ffn = false;
   CHECK_FALSE(find_step(transformer_layer_forward(shape), "mlp.fc1.fp8_cast"));

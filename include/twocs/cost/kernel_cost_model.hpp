@@ -24,6 +24,7 @@ public:
 
   /// The measured time where the table has the kernel's kind and dtype, else the formula.
   [[nodiscard]] units::Seconds duration(const model::ComputeOp& op) const override;
+  [[nodiscard]] bool fp8_gemms_any_layout() const override { return device_.kernels.fp8_any_layout; }
   /// The formula alone, ignoring measurements.
   [[nodiscard]] units::Seconds formula_duration(const model::ComputeOp& op) const;
   /// The formula's compute share, for a measured kernel too (OperatorCostModel::clock_share).

@@ -23,6 +23,9 @@ public:
     (void)op;
     return 1.0;
   }
+  /// Whether the device's FP8 GEMMs take operands in any layout (KernelModelParams::
+  /// fp8_any_layout); false, Hopper's TN-only kernels, unless a model knows better.
+  [[nodiscard]] virtual bool fp8_gemms_any_layout() const { return false; }
 };
 
 } // namespace twocs::cost

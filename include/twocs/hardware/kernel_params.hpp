@@ -99,6 +99,11 @@ struct KernelModelParams {
   /// The fused attention implementation whose measured rows a workload gets unless its
   /// training.attention_kernel names another (empty: the rows' only one, if they name one).
   std::string attention_kernel;
+  /// Whether the device's FP8 GEMMs take operands in any layout (Blackwell), not only the "TN"
+  /// layout cuBLASLt's FP8 kernels need on Hopper and Ada (A transposed, B not), for which
+  /// frameworks keep a transposed FP8 copy of each weight-gradient operand (docs/simulation.md,
+  /// "FP8"). `device.operator_model.fp8_gemm_layouts`: `tn` (false, the default) or `any`.
+  bool fp8_any_layout = false;
 
   /// Whether `dtype` GEMMs take the matrix (tensor-core) path.
   [[nodiscard]] bool is_matrix_dtype(model::Dtype dtype) const {

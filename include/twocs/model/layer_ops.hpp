@@ -58,9 +58,15 @@ struct LayerShape {
   /// sharing one input, so each backward writes one input gradient per module and sums them
   /// (`attn.qkv.dgrad.sum`, `mlp.fc1.dgrad.sum`). The GEMMs are still costed as one.
   bool separate_projections = false;
+  /// The device's FP8 GEMMs take the TN layout only (Hopper, Ada), so Transformer Engine writes a
+  /// transposed copy of each weight-gradient operand; set from the cost model
+  /// (OperatorCostModel::fp8_gemms_any_layout) where the device is known.
+  bool fp8_transposes = true;
 
   /// The model's layer under `plan`: a MoE layer when the model has model.moe.
   [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan);
+  /// The same on a device whose FP8 GEMMs take any operand layout (`fp8_any_layout`) or only TN.
+  [[nodiscard]] static LayerShape of(const TransformerConfig& model, const TrainingPlan& plan, bool fp8_any_layout);
   /// Layer `index` (0-based over the model): its FFN dense for the first moe.dense_layers layers,
   /// its attention over the whole prefix for the layers model.full_attention_every names.
   [[nodiscard]] LayerShape for_layer(std::int64_t index) const {
