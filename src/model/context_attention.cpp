@@ -28,6 +28,8 @@
 // unfused path is refused (validate.cpp).
 #include "context_attention.hpp"
 
+#include <optional>
+
 #include <twocs/units/numeric.hpp>
 
 #include "fused_attention.hpp"
@@ -142,6 +144,25 @@ void add_ring_grad_corrections(StepSequence& steps, const LayerShape& shape, con
                                keys * ring_key_share(shape, step), per_element, step == 0 ? 0 : 1));
 }
 
+/// Transformer Engine's copies of a ring step's operands (context_parallel.py at d0067d0, the
+/// FusedAttention path of AttnFuncWithCPAndKVP2P): under a causal mask, step i >= 1 attends the
+/// first half of the received K/V on ranks r >= i ("lower-triangle": k_part, v_part
+/// .contiguous()) and the second half of the rank's queries on the others ("upper-triangle":
+/// q_part .contiguous(), in the backward also the output and its gradient); each copy reads and
+/// writes the half. Averaged over the ranks, as the steps' kernels are; nothing without a causal
+/// mask.
+std::optional<ComputeOp> ring_step_copies(const LayerShape& shape, const LayerDims& d, std::int64_t step, Pass pass) {
+  if (step == 0 || !causal(shape)) return std::nullopt;
+  const double lower = 1.0 - as_double(step) / as_double(shape.context); // ranks r >= step
+  const double e = element_size(shape.dtype);
+  const double half_kv = context_kv_block(shape).value() / 2;
+  double half_q = local_head_values(shape, d, shape.model.qk_head_dim()) * e / 2;
+  if (pass == Pass::backward) half_q += 2 * local_head_values(shape, d, shape.model.v_head_dim()) * e / 2;
+  const double bytes = lower * half_kv + (1 - lower) * half_q;
+  return memory_bound(pass == Pass::backward ? "attn.cp.step_copy.bwd" : "attn.cp.step_copy", OpKind::elementwise, pass,
+                      shape.dtype, bytes, 2.0, 0.0);
+}
+
 } // namespace
 
 units::Bytes context_kv_block(const LayerShape& shape) {
@@ -158,7 +179,10 @@ void add_context_attention_forward(StepSequence& steps, const LayerShape& shape,
     return;
   }
   const AttentionShape step = ring_step(shape, d);
+  // K and V packed into the ring's buffer (p2p_comm_buffers[0] = torch.cat((k, v))): read and write.
+  steps.push_back(memory_bound("attn.cp.kv.pack", OpKind::elementwise, pass, shape.dtype, block.value(), 2.0, 0.0));
   for (std::int64_t i = 0; i < shape.context; ++i) {
+    if (auto copies = ring_step_copies(shape, d, i, pass)) steps.push_back(std::move(*copies));
     // The next block travels while this one is attended (overlapped with the one kernel after it).
     if (i + 1 < shape.context) steps.push_back(exchange("attn.cp.kv.ring_exchange", pass, block, 1));
     steps.push_back(flash_forward("attn.flash.cp_step", shape, step, pass));
@@ -182,6 +206,7 @@ void add_context_attention_backward(StepSequence& steps, const LayerShape& shape
   for (std::int64_t i = 0; i < shape.context; ++i) {
     // K/V alone first, dK/dV alone last, both in between; overlapped with the step's two kernels.
     const bool both = i > 0 && i + 1 < shape.context;
+    if (auto copies = ring_step_copies(shape, d, i, Pass::backward)) steps.push_back(std::move(*copies));
     steps.push_back(exchange(i == 0                   ? "attn.cp.kv.ring_exchange.bwd"
                              : i + 1 == shape.context ? "attn.cp.dkv.ring_exchange"
                                                       : "attn.cp.kv_dkv.ring_exchange",

@@ -173,33 +173,35 @@ using twocs::test::TempDir;
 /// transposed after the gather, and its sequence-parallel gathers carry FP8 without userbuffers
 /// too (NeMo rows within 0.3 points, Megatron-Bridge's H100 rows 1.4-5.5 points slower:
 /// 405B -4.4% / -12.3% -> +1.1% / -7.5%, 70B +5.2% / +2.4% -> +9.6% / +6.6%); 8.81% -> 8.55%.
+/// Transformer Engine's ring copies (K/V packed for the ring, each causal step's half operands):
+/// the ring rows 0.2-0.5 points slower (NeMo 8B CP 2 -15.0% -> -14.5%); 8.55% -> 8.50%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0117},
                                                         {"nemo-gpt3-175b-fp8-512gpu", 0.0796},
                                                         {"nemo-llama2-70b-fp8-64gpu", 0.0570},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0232},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1497},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0204},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1450},
                                                         {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4889},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1210},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2479},
                                                         {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2056},
                                                         {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0762},
-                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0596},
-                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0386},
-                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0227},
+                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0581},
+                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0353},
+                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0179},
                                                         {"mcore-qwen3-235b-gb200-256gpu", 0.0575},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2271},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3746},
                                                         {"bridge-llama3-70b-fp8-64gpu", 0.0957},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", 0.0106},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", 0.0123},
                                                         {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0663},
-                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.0747},
+                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.0732},
                                                         {"bridge-llama31-405b-fp8-gb200-256gpu", 0.0066},
                                                         {"bridge-llama3-8b-fp8-b200-8gpu", -0.0036},
                                                         {"bridge-llama3-8b-fp8-gb200-8gpu", -0.0106},
                                                         {"bridge-llama3-8b-fp8-h100-8gpu", 0.0345},
-                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.0721},
+                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.0694},
                                                         {"torchtitan-llama3-8b-fsdp8", 0.0339},
                                                         {"torchtitan-llama3-8b-fsdp128", 0.0224},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.0019},
@@ -251,7 +253,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0855) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0850) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }

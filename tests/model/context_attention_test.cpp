@@ -311,3 +311,44 @@ TEST_CASE("ring attention merges its steps' partial outputs and accumulates dQ a
   CHECK(sum(transformer_layer_forward(llama_shape(cp, ContextComm::all_gather)), "attn.cp.out_correction", n) == 0);
   CHECK(n == 0);
 }
+
+TEST_CASE("ring attention packs K and V for the ring and copies each causal step's half operands") {
+  const std::int64_t cp = 4;
+  const LayerShape shape = llama_shape(cp, ContextComm::ring);
+  // Per rank: b (s / cp) tokens; Q and the output 32 heads x 128, K and V 8 x 2 x 128, bf16.
+  const double tokens = 2.0 * 8192 / cp, q = tokens * 32 * 128 * 2, kv = tokens * 8 * 2 * 128 * 2;
+  const auto named_bytes = [](const StepSequence& steps, const std::string& name, int& count) {
+    double bytes = 0;
+    for (const auto& step : steps)
+      if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) {
+        bytes += op->bytes.value();
+        ++count;
+      }
+    return bytes;
+  };
+  // Step i >= 1: ranks r >= i, (cp - i) / cp of them, copy half the received K/V; the others half
+  // their queries (backward: also half the output and its gradient). Each copy reads and writes.
+  double forward = 0, backward = 0;
+  for (int i = 1; i < cp; ++i) {
+    const double lower = static_cast<double>(cp - i) / cp;
+    forward += 2 * (lower * kv / 2 + (1 - lower) * q / 2);
+    backward += 2 * (lower * kv / 2 + (1 - lower) * 3 * q / 2);
+  }
+  int n = 0;
+  const auto fwd = transformer_layer_forward(shape);
+  CHECK(named_bytes(fwd, "attn.cp.kv.pack", n) == doctest::Approx(2 * kv).scale(0));
+  CHECK(n == 1);
+  n = 0;
+  CHECK(named_bytes(fwd, "attn.cp.step_copy", n) == doctest::Approx(forward).scale(0));
+  CHECK(n == cp - 1);
+  n = 0;
+  CHECK(named_bytes(transformer_layer_backward(shape), "attn.cp.step_copy.bwd", n) ==
+        doctest::Approx(backward).scale(0));
+  CHECK(n == cp - 1);
+  // Without a causal mask every step attends whole blocks: nothing to copy but the pack.
+  LayerShape full = shape;
+  full.model.attention_mask = AttentionMask::full;
+  n = 0;
+  CHECK(named_bytes(transformer_layer_forward(full), "attn.cp.step_copy", n) == 0);
+  CHECK(n == 0);
+}
