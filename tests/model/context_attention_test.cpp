@@ -51,6 +51,17 @@ Traffic context_traffic(const StepSequence& steps, Collective kind) {
 }
 
 /// Attention-core FLOPs of the rank (the flash kernels, recomputation included).
+/// The bytes of the compute steps named `name`, adding their number to `count`.
+double bytes_named(const StepSequence& steps, const std::string& name, int& count) {
+  double bytes = 0;
+  for (const auto& step : steps)
+    if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) {
+      bytes += op->bytes.value();
+      ++count;
+    }
+  return bytes;
+}
+
 double attention_flops(const StepSequence& steps) {
   double f = 0;
   for (const auto& step : steps)
@@ -289,15 +300,7 @@ TEST_CASE("ring attention merges its steps' partial outputs and accumulates dQ a
     dq += outputs * query_share(i) * (i == 0 ? 4 : 6);      // copy, then add
     dkv += keys * key_share(i) * (i == 0 ? 4 : 6);
   }
-  const auto sum = [](const StepSequence& steps, const std::string& name, int& count) {
-    double bytes = 0;
-    for (const auto& step : steps)
-      if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) {
-        bytes += op->bytes.value();
-        ++count;
-      }
-    return bytes;
-  };
+  const auto& sum = bytes_named;
   int n = 0;
   CHECK(sum(transformer_layer_forward(shape), "attn.cp.out_correction", n) == doctest::Approx(forward));
   CHECK(n == cp);
@@ -317,15 +320,7 @@ TEST_CASE("ring attention packs K and V for the ring and copies each causal step
   const LayerShape shape = llama_shape(cp, ContextComm::ring);
   // Per rank: b (s / cp) tokens; Q and the output 32 heads x 128, K and V 8 x 2 x 128, bf16.
   const double tokens = 2.0 * 8192 / cp, q = tokens * 32 * 128 * 2, kv = tokens * 8 * 2 * 128 * 2;
-  const auto named_bytes = [](const StepSequence& steps, const std::string& name, int& count) {
-    double bytes = 0;
-    for (const auto& step : steps)
-      if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) {
-        bytes += op->bytes.value();
-        ++count;
-      }
-    return bytes;
-  };
+  const auto& named_bytes = bytes_named;
   // Step i >= 1: ranks r >= i, (cp - i) / cp of them, copy half the received K/V; the others half
   // their queries (backward: also half the output and its gradient). Each copy reads and writes.
   double forward = 0, backward = 0;

@@ -39,7 +39,16 @@ TEST_CASE("dtensor_tp: only the fsdp framework runs DTensor's tensor parallelism
   CHECK_FALSE(shape_of(Framework::megatron_deepspeed, Dtype::bf16).dtensor_tp);
 }
 
-TEST_CASE("dtensor_tp: the column-parallel backward does not gather its input again, where Megatron-LM's does") {
+/// The column-parallel backward's collective of `layer` in `steps`.
+const CollectiveOp& input_grad_collective(const StepSequence& steps, const std::string& layer) {
+  for (const auto& step : steps)
+    if (const auto* op = std::get_if<CollectiveOp>(&step); op && op->name == layer + ".reduce_scatter") return *op;
+  FAIL("no " << layer << ".reduce_scatter");
+  throw;
+}
+
+TEST_CASE("dtensor_tp: the column-parallel backward does not gather its input again and reduce-scatters after the "
+          "whole linear backward, where Megatron-LM re-gathers and runs the reduce-scatter under wgrad") {
   for (const auto dtype : {Dtype::bf16, Dtype::fp8}) {
     CAPTURE(static_cast<int>(dtype));
     const auto dtensor = transformer_layer_backward(shape_of(Framework::fsdp, dtype));
@@ -52,26 +61,6 @@ TEST_CASE("dtensor_tp: the column-parallel backward does not gather its input ag
       CHECK(named(dtensor, layer + ".reduce_scatter").bytes == doctest::Approx(tokens * hidden * 2));
       CHECK(named(dtensor, layer + ".dgrad").count == 1);
       CHECK(named(dtensor, layer + ".wgrad").count == 1);
-    }
-  }
-}
-
-/// The column-parallel backward's collective of `layer` in `steps`.
-const CollectiveOp& input_grad_collective(const StepSequence& steps, const std::string& layer) {
-  for (const auto& step : steps)
-    if (const auto* op = std::get_if<CollectiveOp>(&step); op && op->name == layer + ".reduce_scatter") return *op;
-  FAIL("no " << layer << ".reduce_scatter");
-  throw;
-}
-
-TEST_CASE("dtensor_tp: the input gradient's reduce-scatter waits for the whole linear backward, where Megatron-LM "
-          "runs it under wgrad") {
-  for (const auto dtype : {Dtype::bf16, Dtype::fp8}) {
-    CAPTURE(static_cast<int>(dtype));
-    const auto dtensor = transformer_layer_backward(shape_of(Framework::fsdp, dtype));
-    const auto megatron = transformer_layer_backward(shape_of(Framework::megatron_lm, dtype));
-    for (const std::string layer : {"attn.qkv", "mlp.fc1"}) {
-      CAPTURE(layer);
       CHECK(input_grad_collective(dtensor, layer).overlapped_ops == 0);  // blocking: nothing runs beside it
       CHECK(input_grad_collective(megatron, layer).overlapped_ops == 1); // wgrad runs beside it
     }

@@ -4,6 +4,8 @@
 // grouped GEMMs, nothing with FP8 primary weights or outside Transformer Engine.
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -46,6 +48,22 @@ std::size_t position(const StepSequence& steps, const std::string& name) {
   FAIL("no step " << name);
   return 0;
 }
+
+/// torchtitan's Float8 (framework fsdp, tensorwise scaling) on one tensor rank and two replicas.
+TrainingPlan torchao_plan() {
+  auto plan = fp8_plan(TrainingPlan::Fp8Recipe::tensorwise);
+  plan.framework = Framework::fsdp;
+  plan.parallelism.tensor = 1;
+  plan.parallelism.data = 2;
+  plan.global_batch = 8;
+  return plan;
+}
+
+/// The linear layers of gpt(2, 2048, 16, ...) and their weights (h = 2048, FFN 4h).
+constexpr double torchao_h = 2048;
+const std::array<const char*, 4> torchao_gemms = {"attn.qkv", "attn.out", "mlp.fc1", "mlp.fc2"};
+const std::array<double, 4> torchao_weights = {3 * torchao_h * torchao_h, torchao_h* torchao_h,
+                                               4 * torchao_h* torchao_h, 4 * torchao_h* torchao_h};
 
 } // namespace
 
@@ -140,31 +158,24 @@ TEST_CASE("fp8 weights: nothing to quantize with FP8 primary weights, in bf16, o
 
 TEST_CASE("float8 weights: torchao casts each weight at every forward and copies it column-major for the dgrad") {
   const auto model = twocs::testing::gpt(2, 2048, 16, 1024);
-  auto plan = fp8_plan(TrainingPlan::Fp8Recipe::tensorwise);
-  plan.framework = Framework::fsdp;
-  plan.parallelism.tensor = 1;
-  plan.parallelism.data = 2;
-  plan.global_batch = 8;
+  auto plan = torchao_plan();
   REQUIRE(casts_weights_every_pass(plan));
   CHECK_FALSE(quantizes_weights_per_step(plan)); // no cache: not Transformer Engine's per-step quantization
   const auto shape = LayerShape::of(model, plan);
   const auto forward = with_float8_weight_casts(transformer_layer_forward(shape), plan);
   const auto backward = with_float8_weight_casts(transformer_layer_backward(shape), plan);
-  const double h = 2048;
-  const char* gemms[] = {"attn.qkv", "attn.out", "mlp.fc1", "mlp.fc2"};
-  const double weights[] = {3 * h * h, h * h, 4 * h * h, 4 * h * h};
-  for (int i = 0; i < 4; ++i) {
-    CAPTURE(gemms[i]);
-    const std::string name = gemms[i];
+  for (std::size_t i = 0; i < torchao_gemms.size(); ++i) {
+    CAPTURE(torchao_gemms[i]);
+    const std::string name = torchao_gemms[i];
     const auto* amax = find_step(forward, name + ".weight.fp8_amax");
     const auto* cast = find_step(forward, name + ".weight.fp8_cast");
     const auto* transpose = find_step(backward, name + ".weight.fp8_transpose");
     REQUIRE(amax);
     REQUIRE(cast);
     REQUIRE(transpose);
-    CHECK(amax->bytes.value() == doctest::Approx(2 * weights[i]).scale(0));      // read the weight
-    CHECK(cast->bytes.value() == doctest::Approx(3 * weights[i]).scale(0));      // read it, write FP8
-    CHECK(transpose->bytes.value() == doctest::Approx(2 * weights[i]).scale(0)); // FP8 in and out
+    CHECK(amax->bytes.value() == doctest::Approx(2 * torchao_weights[i]).scale(0));      // read the weight
+    CHECK(cast->bytes.value() == doctest::Approx(3 * torchao_weights[i]).scale(0));      // read it, write FP8
+    CHECK(transpose->bytes.value() == doctest::Approx(2 * torchao_weights[i]).scale(0)); // FP8 in and out
     CHECK(position(forward, name + ".weight.fp8_cast") + 1 == position(forward, name));
     CHECK(position(backward, name + ".weight.fp8_transpose") + 1 == position(backward, name + ".dgrad"));
   }
@@ -178,11 +189,7 @@ TEST_CASE("float8 weights: torchao casts each weight at every forward and copies
 TEST_CASE("float8 weights: with FSDP's float8 all-gather the gathered FP8 weight is not cast again, only copied "
           "column-major for each dgrad") {
   const auto model = twocs::testing::gpt(2, 2048, 16, 1024);
-  auto plan = fp8_plan(TrainingPlan::Fp8Recipe::tensorwise);
-  plan.framework = Framework::fsdp;
-  plan.parallelism.tensor = 1;
-  plan.parallelism.data = 2;
-  plan.global_batch = 8;
+  auto plan = torchao_plan();
   plan.fp8_params = true;
   REQUIRE_FALSE(casts_weights_every_pass(plan));
   REQUIRE(copies_fp8_weights_for_dgrad(plan));
@@ -195,15 +202,12 @@ TEST_CASE("float8 weights: with FSDP's float8 all-gather the gathered FP8 weight
   const auto plain = transformer_layer_backward(shape);
   const auto backward = with_float8_weight_casts(plain, plan);
   CHECK(backward.size() == plain.size() + 4); // one copy per linear layer's dgrad
-  const double h = 2048;
-  const char* gemms[] = {"attn.qkv", "attn.out", "mlp.fc1", "mlp.fc2"};
-  const double weights[] = {3 * h * h, h * h, 4 * h * h, 4 * h * h};
-  for (int i = 0; i < 4; ++i) {
-    CAPTURE(gemms[i]);
-    const std::string name = gemms[i];
+  for (std::size_t i = 0; i < torchao_gemms.size(); ++i) {
+    CAPTURE(torchao_gemms[i]);
+    const std::string name = torchao_gemms[i];
     const auto* transpose = find_step(backward, name + ".weight.fp8_transpose");
     REQUIRE(transpose);
-    CHECK(transpose->bytes.value() == doctest::Approx(2 * weights[i]).scale(0)); // FP8 in and out
+    CHECK(transpose->bytes.value() == doctest::Approx(2 * torchao_weights[i]).scale(0)); // FP8 in and out
     CHECK(position(backward, name + ".weight.fp8_transpose") + 1 == position(backward, name + ".dgrad"));
   }
   // Megatron-LM keeps its FP8 primary weights' transposes with them: no copy.
