@@ -38,9 +38,11 @@ void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, 
   const RowGemm dgrad = [&](std::int64_t rows) {
     return linear_input_grad(name + ".dgrad", shape.linear_dtype(), rows, in, out);
   };
-  if (shape.tp_comm == TpCommOverlap::async_tp) {
+  if (shape.tp_comm == TpCommOverlap::async_tp && !shape.separate_projections) {
     // dgrad's chunked reduce-scatter (tp_comm_overlap.cpp); async TP runs only under DTensor
-    // (validate_tp_comm.cpp), whose wgrad reads the input the forward gathered.
+    // (validate_tp_comm.cpp), whose wgrad reads the input the forward gathered. Inductor fuses a
+    // reduce-scatter only when a matmul produces its input (micro_pipeline_tp.py,
+    // _find_producer_matmul): the sum of separate projections' gradients leaves it a plain one.
     add_scattered_gemm(steps, shape, d, name, Pass::backward, dgrad);
   } else if (shape.sequence_parallel) {
     if (!shape.dtensor_tp)

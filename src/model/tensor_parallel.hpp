@@ -47,7 +47,8 @@ using RowGemm = std::function<ComputeOp(std::int64_t tokens)>;
 /// 9dec370 and pytorch/torchtitan#437, which measured the two copies at 0.18 ms of a 3 ms FFN).
 /// `NAME.chunk_cat` reads and writes `bytes` once; nothing where the layout needs no copy: an
 /// all-gather of one micro-batch row (PyTorch's _maybe_view_chunk_cat returns a view) and every
-/// plan outside DTensor's sequence parallelism.
+/// plan outside DTensor's sequence parallelism. For the collectives async TP leaves unfused only:
+/// its fused kernels write their chunks in place.
 [[nodiscard]] std::optional<ComputeOp> dtensor_layout_copy(const LayerShape& shape, const std::string& name, Pass pass,
                                                            units::Bytes bytes, bool gathered);
 

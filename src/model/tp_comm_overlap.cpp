@@ -64,7 +64,7 @@ units::Bytes gathered_activation(const LayerShape& shape, const LayerDims& d) {
 
 std::optional<ComputeOp> dtensor_layout_copy(const LayerShape& shape, const std::string& name, Pass pass,
                                              units::Bytes bytes, bool gathered) {
-  if (!shape.dtensor_tp || !shape.sequence_parallel || shape.tp_comm != TpCommOverlap::none) return std::nullopt;
+  if (!shape.dtensor_tp || !shape.sequence_parallel) return std::nullopt;
   if (gathered && shape.micro_batch <= 1) return std::nullopt;
   // One read and one write of the buffer (counted in bytes: FP8 or 16-bit alike).
   return memory_bound(name + ".chunk_cat", OpKind::elementwise, pass, shape.dtype, bytes.value(), 2.0, 0.0);

@@ -175,6 +175,9 @@ using twocs::test::TempDir;
 /// 405B -4.4% / -12.3% -> +1.1% / -7.5%, 70B +5.2% / +2.4% -> +9.6% / +6.6%); 8.81% -> 8.55%.
 /// Transformer Engine's ring copies (K/V packed for the ring, each causal step's half operands):
 /// the ring rows 0.2-0.5 points slower (NeMo 8B CP 2 -15.0% -> -14.5%); 8.55% -> 8.50%.
+/// Async TP leaves the column-parallel input gradient's reduce-scatter unfused (Inductor's
+/// micro-pipeline fuses only a matmul's output, and that gradient is a sum of the separate q, k, v
+/// and gate, up modules'): the async-TP row -8.0% -> -4.2%; 8.50% -> 8.40%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0117},
@@ -210,7 +213,7 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"torchtitan-llama3-8b-fsdp128-compile-float8", 0.0010},
                                                         {"torchtitan-llama3-8b-32k-fsdp8-compile-float8", -0.0543},
                                                         {"torchtitan-llama3-70b-2d-256gpu", 0.0468},
-                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.0801},
+                                                        {"torchtitan-llama3-70b-2d-async-tp-256gpu", -0.0417},
                                                         {"torchtitan-llama3-8b-h200-32gpu", -0.0503},
                                                         {"torchtitan-llama3-8b-h200-64gpu", -0.0634},
                                                         {"torchao-llama3-8b-mi300x-8gpu", -0.2977}};
@@ -253,7 +256,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0850) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0840) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }

@@ -92,7 +92,8 @@ TEST_CASE("dtensor_tp: under FP8 the all-gathers move one byte a value, forward 
 }
 
 TEST_CASE("dtensor_tp: async TP exchanges FP8 shards under FP8 and its backward chunks dgrad without a gather") {
-  const auto shape = shape_of(Framework::fsdp, Dtype::fp8, TpCommOverlap::async_tp);
+  auto shape = shape_of(Framework::fsdp, Dtype::fp8, TpCommOverlap::async_tp);
+  shape.separate_projections = false; // one QKV module: its dgrad's reduce-scatter fuses (tp_comm_overlap_test.cpp)
   const auto fwd = transformer_layer_forward(shape);
   const auto bwd = transformer_layer_backward(shape);
   const double fp8_shard = tokens * hidden / tensor;
@@ -137,13 +138,17 @@ TEST_CASE("dtensor_tp: sequence-dim collectives copy their buffer to and from di
       CHECK(named(backward, layer + ".all_gather.chunk_cat").bytes == doctest::Approx(2 * gathered).scale(0));
     }
     // Megatron-LM's collectives gather and scatter along the sequence, its leading dimension;
-    // async TP's fused kernels write their chunks in place.
+    // async TP's fused kernels write their chunks in place, and only the reduce-scatter it leaves
+    // unfused (the column-parallel input gradients, sums of separate modules' gradients) copies.
     for (const auto& other : {transformer_layer_forward(shape_of(Framework::megatron_lm, dtype)),
                               transformer_layer_backward(shape_of(Framework::megatron_lm, dtype)),
-                              transformer_layer_forward(shape_of(Framework::fsdp, dtype, TpCommOverlap::async_tp)),
-                              transformer_layer_backward(shape_of(Framework::fsdp, dtype, TpCommOverlap::async_tp))})
+                              transformer_layer_forward(shape_of(Framework::fsdp, dtype, TpCommOverlap::async_tp))})
       for (const auto& step : other)
         if (const auto* op = std::get_if<ComputeOp>(&step)) CHECK_FALSE(op->name.ends_with(".chunk_cat"));
+    const auto async_backward = transformer_layer_backward(shape_of(Framework::fsdp, dtype, TpCommOverlap::async_tp));
+    for (const auto& step : async_backward)
+      if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name.ends_with(".chunk_cat"))
+        CHECK((op->name == "attn.qkv.reduce_scatter.chunk_cat" || op->name == "mlp.fc1.reduce_scatter.chunk_cat"));
   }
   // One micro-batch row: the gathered buffer is already the sequence's layout (a view).
   auto plan = twocs::testing::plan_of(tensor, 1, 1, 1, 1);

@@ -135,12 +135,22 @@ TEST_CASE("tp_comm: async_tp sends t - 1 shards of the row-parallel GEMM's parti
   // Under FP8 the gathered shards are FP8 (torchao's Float8 TP classes; dtensor_tp_test.cpp).
   const auto fp8 = transformer_layer_forward(shape_with(TpCommOverlap::async_tp, Dtype::fp8));
   CHECK(named(fp8, "attn.qkv.ring_exchange").bytes == doctest::Approx((tensor - 1) * shard / 2));
-  // Backward: dgrad in t chunks with the reduction; wgrad reads the input the forward gathered.
+  // Backward: wgrad reads the input the forward gathered. The column-parallel input gradient is
+  // the sum of the separate q, k and v modules' gradients, which Inductor's micro-pipeline does
+  // not fuse (micro_pipeline_tp.py, _find_producer_matmul: only a matmul's output): one dgrad and
+  // a plain reduce-scatter.
   const auto bwd = transformer_layer_backward(shape);
   CHECK(named(bwd, "attn.qkv.input.all_gather").count == 0);
-  CHECK(named(bwd, "attn.qkv.dgrad").count == tensor);
-  CHECK(named(bwd, "attn.qkv.reduce_partials").count == 1);
-  CHECK(named(bwd, "attn.qkv.reduce_scatter").count == 0);
+  CHECK(named(bwd, "attn.qkv.dgrad").count == 1);
+  CHECK(named(bwd, "attn.qkv.reduce_partials").count == 0);
+  CHECK(named(bwd, "attn.qkv.reduce_scatter").count == 1);
+  // A model whose QKV is one module (no gradient sum): dgrad in t chunks with the reduction.
+  auto fused_qkv = shape;
+  fused_qkv.separate_projections = false;
+  const auto chunked = transformer_layer_backward(fused_qkv);
+  CHECK(named(chunked, "attn.qkv.dgrad").count == tensor);
+  CHECK(named(chunked, "attn.qkv.reduce_partials").count == 1);
+  CHECK(named(chunked, "attn.qkv.reduce_scatter").count == 0);
 }
 
 TEST_CASE("tp_comm: transformer_engine with tp_comm_reduce_scatter ring_exchange sends t - 1 partial shards and "
