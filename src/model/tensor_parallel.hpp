@@ -39,8 +39,8 @@ using RowGemm = std::function<ComputeOp(std::int64_t tokens)>;
 /// all-gathered in FP8: under sequence parallelism, where gathered_activation is FP8.
 [[nodiscard]] bool gathers_fp8(const LayerShape& shape);
 
-/// DTensor's re-layout of a sequence-parallel collective's buffer (`LayerShape::dtensor_tp`, no
-/// async TP): PyTorch's functional collectives gather and scatter along dim 0 of the buffer, so a
+/// DTensor's re-layout of a sequence-parallel collective's buffer (`LayerShape::dtensor_tp`):
+/// PyTorch's functional collectives gather and scatter along dim 0 of the buffer, so a
 /// sequence-dim (dim 1) all-gather copies its output, torch.cat(torch.chunk(out, t), dim=1), and a
 /// sequence-dim reduce-scatter copies its input, torch.cat(torch.chunk(in, t, dim=1))
 /// (torch/distributed/_functional_collectives.py; torchtitan parallelize_llama.py:171-173 at

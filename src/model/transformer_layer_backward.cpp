@@ -36,12 +36,11 @@ void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, con
   const detail::RowGemm dgrad = [&](std::int64_t rows) {
     return detail::linear_input_grad(name + ".dgrad", shape.linear_dtype(), rows, in, out);
   };
-  // The output gradient, cast to FP8 for both gradient GEMMs. On the local shard before it is
-  // gathered whenever it is gathered in FP8 (gathers_fp8: Transformer Engine, torchao's
-  // Float8RowwiseParallel with NoopFwToFloat8BwDynamic), chunk by chunk under tp_comm; otherwise
-  // after the all-gather.
-  if (shape.tp_comm != TpCommOverlap::none || (shape.dtensor_tp && shape.sequence_parallel) ||
-      detail::gathers_fp8(shape)) {
+  // The output gradient, cast to FP8 for both gradient GEMMs. Under sequence parallelism (which
+  // tp_comm needs) on the local shard before it is gathered, as every framework gathers it in FP8
+  // (gathers_fp8: Transformer Engine, torchao's Float8RowwiseParallel with
+  // NoopFwToFloat8BwDynamic), chunk by chunk under tp_comm.
+  if (shape.sequence_parallel) {
     detail::add_fp8_quantize(steps, shape, name + ".grad", Pass::backward,
                              as_double(d.tokens) * as_double(out) / as_double(shape.tensor),
                              detail::Fp8Source::standalone, true, true);
@@ -50,9 +49,6 @@ void add_row_parallel_backward(StepSequence& steps, const LayerShape& shape, con
                                                          detail::Fp8Source::standalone, true))
       steps.push_back(std::move(*transpose));
   } else {
-    if (shape.sequence_parallel)
-      steps.push_back(
-          collective(name + ".all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward, d.activation));
     detail::add_fp8_quantize(steps, shape, name + ".grad", Pass::backward, as_double(d.tokens) * as_double(out),
                              detail::Fp8Source::standalone, true);
     steps.push_back(dgrad(d.tokens));
