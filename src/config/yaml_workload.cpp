@@ -105,8 +105,8 @@ constexpr std::array<std::string_view, 2> tp_reduce_scatter_names = {"pipeline",
 constexpr std::array tp_reduce_scatter_values = {model::TpReduceScatter::pipeline,
                                                  model::TpReduceScatter::ring_exchange};
 
-constexpr std::array<std::string_view, 2> ffn_names = {"gelu", "swiglu"};
-constexpr std::array ffn_values = {model::FfnKind::gelu, model::FfnKind::swiglu};
+constexpr std::array<std::string_view, 3> ffn_names = {"gelu", "swiglu", "squared_relu"};
+constexpr std::array ffn_values = {model::FfnKind::gelu, model::FfnKind::swiglu, model::FfnKind::squared_relu};
 constexpr std::array<std::string_view, 4> dtype_names = {"bf16", "fp16", "fp32", "fp8"};
 constexpr std::array dtype_values = {model::Dtype::bf16, model::Dtype::fp16, model::Dtype::fp32, model::Dtype::fp8};
 constexpr std::array<std::string_view, 5> schedule_names = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "dualpipe"};

@@ -67,7 +67,7 @@ void add_moe_units(ActivationUnits& u, const TransformerConfig& m, const Recompu
   // Non-gated experts weight the activation's output by the probabilities unfused, and the
   // product saves that output for backward beside fc1's output and fc2's input (experts.py,
   // bias_act_func; moe_expert_activation.cpp).
-  const double weighted = m.ffn_kind == FfnKind::gelu ? copies * e * expert_ffn / h : 0;
+  const double weighted = !is_gated(m.ffn_kind) ? copies * e * expert_ffn / h : 0;
   const double routed = copies * e + ffn_units(m, expert_ffn, copies) + weighted;
   const double shared = m.moe->shared_experts > 0 ? ffn_units(m, as_double(m.moe->shared_experts) * expert_ffn, 1) : 0;
   const double routed_fp8 = copies * (e + e * expert_ffn / h) / 2; // fc1 and fc2 inputs per copy, halved

@@ -56,6 +56,11 @@ inline constexpr double swiglu_backward = 18;
 // repeat_kv per element of the repeated K or V (heads x head_dim wide): expand + reshape copies
 // (read the kv_heads-wide source once, write 2); backward sums the copies (read 2).
 inline constexpr double repeat_kv_write = 2;
+// Squared ReLU, torch.pow(F.relu(x), 2), per element of the FFN width: relu (2 + 2), pow (2 + 2);
+// backward: pow_backward's x.pow(1), * 2 and * grad (2 + 2, 2 + 2, 2 + 2 + 2), relu's
+// threshold_backward (2 + 2 + 2). Fused (NeMo's @jit_fuser, torch.compile) it costs GeLU's bytes.
+inline constexpr double squared_relu_forward = 8;
+inline constexpr double squared_relu_backward = 20;
 } // namespace eager
 
 } // namespace twocs::model::kernel_bytes
@@ -76,6 +81,8 @@ inline constexpr double gelu = 14; // tanh approximation (Hendrycks & Gimpel 201
 inline constexpr double gelu_backward = 18;
 inline constexpr double swiglu = 6; // x * sigmoid(x) * up
 inline constexpr double swiglu_backward = 12;
+inline constexpr double squared_relu = 2; // max(x, 0), square
+inline constexpr double squared_relu_backward = 3;
 inline constexpr double embedding = 1;
 inline constexpr double cross_entropy = 6; // max, exp, sum, log, gather, subtract
 

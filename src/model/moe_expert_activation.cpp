@@ -20,7 +20,7 @@ namespace {
 constexpr double fp32 = 4; // bytes of an fp32 value: the probabilities and their product
 
 /// Whether the probabilities are applied by the unfused path above.
-bool unfused_weighting(const LayerShape& shape) { return shape.model.ffn_kind == FfnKind::gelu; }
+bool unfused_weighting(const LayerShape& shape) { return !is_gated(shape.model.ffn_kind); }
 
 } // namespace
 

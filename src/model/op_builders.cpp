@@ -74,6 +74,13 @@ ComputeOp ffn_activation_forward(const std::string& prefix, FfnKind kind, Kernel
   if (kind == FfnKind::gelu)
     return memory_bound(prefix + ".gelu", OpKind::elementwise, pass, dtype, elements, kernel_bytes::gelu_forward(dtype),
                         kernel_flops::gelu);
+  // One compiled kernel as NeMo runs it (nemo/collections/nlp/modules/common/megatron/utils.py at
+  // v2.0.0: squared_relu under @jit_fuser = torch.compile): read x, write y, as GeLU.
+  if (kind == FfnKind::squared_relu)
+    return memory_bound(prefix + ".squared_relu", OpKind::elementwise, pass, dtype, elements,
+                        kernels == KernelFusion::eager ? kernel_bytes::eager::squared_relu_forward
+                                                       : kernel_bytes::gelu_forward(dtype),
+                        kernel_flops::squared_relu);
   const double bytes =
       kernels == KernelFusion::eager ? kernel_bytes::eager::swiglu_forward : kernel_bytes::swiglu_forward(dtype);
   return memory_bound(prefix + ".swiglu", OpKind::elementwise, pass, dtype, elements, bytes, kernel_flops::swiglu);
@@ -84,6 +91,11 @@ ComputeOp ffn_activation_backward(const std::string& prefix, FfnKind kind, Kerne
   if (kind == FfnKind::gelu)
     return memory_bound(prefix + ".gelu.bwd", OpKind::elementwise, Pass::backward, dtype, elements,
                         kernel_bytes::gelu_backward(dtype), kernel_flops::gelu_backward);
+  if (kind == FfnKind::squared_relu) // compiled: read dy and x, write dx, as GeLU's backward
+    return memory_bound(prefix + ".squared_relu.bwd", OpKind::elementwise, Pass::backward, dtype, elements,
+                        kernels == KernelFusion::eager ? kernel_bytes::eager::squared_relu_backward
+                                                       : kernel_bytes::gelu_backward(dtype),
+                        kernel_flops::squared_relu_backward);
   const double bytes =
       kernels == KernelFusion::eager ? kernel_bytes::eager::swiglu_backward : kernel_bytes::swiglu_backward(dtype);
   return memory_bound(prefix + ".swiglu.bwd", OpKind::elementwise, Pass::backward, dtype, elements, bytes,

@@ -11,9 +11,16 @@ namespace twocs::model {
 enum class FfnKind {
   gelu,   // two GEMMs h -> f -> h with GeLU between (GPT-3; Brown et al. 2020)
   swiglu, // three GEMMs: gate and up h -> f, down f -> h (Shazeer 2020; LLaMA)
+  // two GEMMs h -> f -> h with relu(x)^2 between (So et al. 2021, "Primer", section 3; Nemotron-4,
+  // Parmar et al. 2024, section 2)
+  squared_relu,
 };
 
-[[nodiscard]] constexpr std::string_view to_string(FfnKind k) { return k == FfnKind::gelu ? "gelu" : "swiglu"; }
+[[nodiscard]] constexpr std::string_view to_string(FfnKind k) {
+  return k == FfnKind::gelu ? "gelu" : k == FfnKind::swiglu ? "swiglu" : "squared_relu";
+}
+/// Gated FFNs (SwiGLU) have three GEMMs and an fc1 of twice the width; GeLU and squared ReLU two.
+[[nodiscard]] constexpr bool is_gated(FfnKind k) { return k == FfnKind::swiglu; }
 
 enum class NormKind {
   layernorm, // mean and variance, scale and shift (Ba et al. 2016; GPT-3)
