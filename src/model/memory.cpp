@@ -107,6 +107,31 @@ std::int64_t chunks_in_flight(const TrainingPlan& plan, std::int64_t stage) {
   return m * v;
 }
 
+/// Micro-batches whose output-layer tensors (logits, the loss's saved tensors) the last stage holds
+/// at its peak of `in_flight` chunks: the last model chunk's share. GPipe runs every forward
+/// first (m); 1F1B and ZB-H1 hold in_flight / v = 1 (+1 merged) on the last stage; the interleaved
+/// schedule's warm-up on the last stage fills chunks 0 .. v - 2 with p micro-batches each before
+/// the last chunk's first forward, which its backward follows (Megatron-LM schedules.py,
+/// forward_backward_pipelining_with_interleaving), so the last chunk holds the rest,
+/// in_flight - (v - 1) p; DualPipe (both ends hold an output layer) one per chunk in flight, up to v.
+/// A merged step's extra forward (overlap.expert_comm) reaches the head after the backward it runs
+/// with has left it, so it adds none.
+std::int64_t head_micro_batches_in_flight(const TrainingPlan& plan, std::int64_t in_flight) {
+  const std::int64_t p = plan.parallelism.pipeline;
+  const std::int64_t v = plan.parallelism.virtual_stages;
+  const std::int64_t m = plan.micro_batches();
+  const std::int64_t extra = plan.overlap.expert_comm ? 1 : 0;
+  switch (plan.pipeline_schedule) {
+  case PipelineSchedule::gpipe: return m;
+  case PipelineSchedule::one_f_one_b:
+  case PipelineSchedule::zb_h1: return std::max<std::int64_t>(in_flight / v - extra, 1);
+  case PipelineSchedule::interleaved_one_f_one_b:
+    return std::clamp<std::int64_t>(in_flight - (v - 1) * p - extra, 1, m);
+  case PipelineSchedule::dualpipe: return std::min(in_flight, v);
+  }
+  return std::min(in_flight, v);
+}
+
 /// ZB-H1's peak on stage i, in sets of one micro-batch's layers: before the B of micro-batch k
 /// the stage holds min(w + k + 1, m) - k whole sets (w = p - i - 1 warm-up forwards) and min(k, i)
 /// sets of W operands for the W passes it deferred by i (schedule.hpp; Qi et al., ICLR 2024).
@@ -266,7 +291,7 @@ double stage_activations(const MemoryInputs& in, const StageContents& c, std::in
   }
   const std::int64_t local_seq = in.model.seq_len / par.context; // tokens per rank of each sequence
   const double head = loss_bytes(in.model, in.plan, local_seq) + head_saved_bytes(in.model, in.plan, local_seq, in.sp);
-  const double last_chunks_in_flight = as_double(std::min<std::int64_t>(in_flight, par.virtual_stages));
+  const double last_chunks_in_flight = as_double(head_micro_batches_in_flight(in.plan, in_flight));
   if (c.has_output_head) activations += head * last_chunks_in_flight;
   // Each multi-token-prediction depth holds a layer of the last layer's kind, its loss as the
   // head's, and eh_proj's saved 2h-wide input with the embedding norm's input (3 s b h).

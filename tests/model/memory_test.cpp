@@ -224,3 +224,28 @@ TEST_CASE("DTensor's tensor parallelism keeps the QKV and fc1 inputs gathered: (
   plan.parallelism.sequence = false;
   CHECK(activations(Framework::fsdp, Dtype::bf16) == doctest::Approx(activations(Framework::megatron_lm, Dtype::bf16)));
 }
+
+TEST_CASE("the last stage holds the output layer's logits of its last chunk's micro-batches in flight only") {
+  // The vocabulary changes nothing but the head (tied embeddings: the word-embedding weights sit on
+  // the first stage), so the last stage's activations grow by the fp32 logits, 4 s b V / t bytes,
+  // per micro-batch of the last chunk in flight at the peak.
+  const std::int64_t s = 1024, b = 1, small = 51200, large = 2 * 51200;
+  const auto last_stage_growth = [&](PipelineSchedule schedule, std::int64_t p, std::int64_t v) {
+    auto plan = plan_of(1, p, 1, b, 16);
+    plan.parallelism.virtual_stages = v;
+    plan.pipeline_schedule = schedule;
+    auto model = gpt(p * v, 1024, 16, s);
+    const auto activations = [&](std::int64_t vocab) {
+      model.vocab = vocab;
+      return estimate_memory(model, plan).stages.back().breakdown.activations.value();
+    };
+    return (activations(large) - activations(small)) / (4.0 * static_cast<double>(s * b * (large - small)));
+  };
+  // 1F1B: the last stage runs each forward's backward next; one micro-batch in flight.
+  CHECK(last_stage_growth(PipelineSchedule::one_f_one_b, 4, 1) == doctest::Approx(1));
+  // Interleaved, p = 4, v = 3: 2 (p - i - 1) + (v - 1) p + 1 = 9 chunks in flight on the last
+  // stage, 8 of them chunks 0 and 1's, one the last chunk's (was counted v = 3 times).
+  CHECK(last_stage_growth(PipelineSchedule::interleaved_one_f_one_b, 4, 3) == doctest::Approx(1));
+  // GPipe: every forward before any backward, all 16 micro-batches.
+  CHECK(last_stage_growth(PipelineSchedule::gpipe, 4, 1) == doctest::Approx(16));
+}
