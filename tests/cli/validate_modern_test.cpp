@@ -178,6 +178,11 @@ using twocs::test::TempDir;
 /// Async TP leaves the column-parallel input gradient's reduce-scatter unfused (Inductor's
 /// micro-pipeline fuses only a matmul's output, and that gradient is a sum of the separate q, k, v
 /// and gate, up modules'): the async-TP row -8.0% -> -4.2%; 8.50% -> 8.40%.
+/// The NeMo performance summary's smaller FP8 runs (container 24.07; 2026-12-06, added with nothing
+/// chosen in their view, settings from NVIDIA's launcher example scripts): GPT3-5B -12.8%, GPT3-20B
+/// -13.9%, Llama 2 7B -12.8%, Llama 2 13B -4.5%, Nemotron-8B -12.8%; 39 rows 8.40% -> 44 rows 8.74%.
+/// Nemotron-22B joins (+1.0%) once the last stage holds the logits of its last chunk's micro-batches
+/// in flight, not of min(chunks in flight, v) (it needed 86.6 GiB, now 51.4); 45 rows 8.56%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0117},
@@ -185,6 +190,12 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"nemo-llama2-70b-fp8-64gpu", 0.0570},
                                                         {"nemo-llama3-70b-fp8-64gpu", -0.0204},
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.1450},
+                                                        {"nemo-gpt3-5b-fp8-64gpu", -0.1275},
+                                                        {"nemo-gpt3-20b-fp8-64gpu", -0.1390},
+                                                        {"nemo-llama2-7b-fp8-8gpu", -0.1281},
+                                                        {"nemo-llama2-13b-fp8-16gpu", -0.0454},
+                                                        {"nemo-nemotron-8b-fp8-64gpu", -0.1278},
+                                                        {"nemo-nemotron-22b-fp8-64gpu", 0.0104},
                                                         {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4889},
                                                         {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1210},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2479},
@@ -256,7 +267,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0840) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0856) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }
