@@ -95,9 +95,9 @@ constexpr std::array<std::string_view, 3> expert_dispatcher_names = {"all_to_all
 constexpr std::array expert_dispatcher_values = {model::ExpertDispatcher::all_to_all, model::ExpertDispatcher::deepep,
                                                  model::ExpertDispatcher::hybridep};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
-constexpr std::array<std::string_view, 9> overlap_keys = {"dp_grad_reduce", "bucket_size",  "tp_async_backward",
-                                                          "shared_experts", "expert_wgrad", "expert_comm",
-                                                          "param_gather",   "tp_comm",      "tp_comm_reduce_scatter"};
+constexpr std::array<std::string_view, 10> overlap_keys = {
+    "dp_grad_reduce", "bucket_size",  "tp_async_backward", "shared_experts",         "expert_wgrad",
+    "expert_comm",    "param_gather", "tp_comm",           "tp_comm_reduce_scatter", "p2p"};
 constexpr std::array<std::string_view, 3> tp_comm_names = {"none", "transformer_engine", "async_tp"};
 constexpr std::array tp_comm_values = {model::TpCommOverlap::none, model::TpCommOverlap::transformer_engine,
                                        model::TpCommOverlap::async_tp};
@@ -265,6 +265,7 @@ model::OverlapPlan read_overlap(const Field& field) {
   if (const auto f = o.optional("expert_wgrad")) plan.expert_wgrad = read_bool(*f);
   if (const auto f = o.optional("expert_comm")) plan.expert_comm = read_bool(*f);
   if (const auto f = o.optional("param_gather")) plan.param_gather = read_bool(*f);
+  if (const auto f = o.optional("p2p")) plan.p2p = read_bool(*f);
   if (const auto f = o.optional("tp_comm")) plan.tp_comm = read_enum(*f, tp_comm_names, tp_comm_values);
   if (const auto f = o.optional("tp_comm_reduce_scatter"))
     plan.tp_comm_reduce_scatter = read_enum(*f, tp_reduce_scatter_names, tp_reduce_scatter_values);

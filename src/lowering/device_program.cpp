@@ -214,16 +214,20 @@ std::vector<TaskId> DeviceProgram::point_to_point_entry(const CollectiveSpec& sp
   return entry;
 }
 
-void DeviceProgram::send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag, bool sender_waits) {
+std::vector<TaskId> DeviceProgram::send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag, bool sender_waits) {
   std::vector<TaskId> done = registry_.join_transfer(spec, device_, to, tag, device_, point_to_point_entry(spec));
-  if (sender_waits) add_wait(std::move(done), stream_for(spec.group), {});
-}
-
-std::vector<TaskId> DeviceProgram::receive(const CollectiveSpec& spec, DeviceId from, std::uint32_t tag) {
-  std::vector<TaskId> done = registry_.join_transfer(spec, from, device_, tag, device_, point_to_point_entry(spec));
-  add_wait(done, stream_for(spec.group), {});
+  if (sender_waits) add_wait(done, stream_for(spec.group), {});
   return done;
 }
+
+std::vector<TaskId> DeviceProgram::receive(const CollectiveSpec& spec, DeviceId from, std::uint32_t tag,
+                                           bool next_waits) {
+  std::vector<TaskId> done = registry_.join_transfer(spec, from, device_, tag, device_, point_to_point_entry(spec));
+  if (next_waits) add_wait(done, stream_for(spec.group), {});
+  return done;
+}
+
+void DeviceProgram::wait_for(std::vector<TaskId> tasks, Stream stream) { add_wait(std::move(tasks), stream, {}); }
 
 void DeviceProgram::wait_for_stream(Stream stream) {
   for (auto& w : waits_)

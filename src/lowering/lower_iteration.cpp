@@ -11,6 +11,7 @@
 //   optimizer_step    end of iteration: remaining reductions, embedding sync, optimizer
 #include <twocs/lowering/lower_iteration.hpp>
 
+#include <algorithm>
 #include <cassert>
 
 #include "chunk_passes.hpp"
@@ -81,35 +82,67 @@ public:
     const bool full_graph = plan.host.cuda_graphs == model::CudaGraphs::full;
     if (full_graph) device.program.begin_graph();
     const auto items = pipeline_schedule(plan, device.at.pipeline);
-    const GradientFinal final = gradient_final_items(items, plan.chunks_per_rank());
+    const Walk walk{items, gradient_final_items(items, plan.chunks_per_rank()), full_graph};
+    if (overlaps_messages(plan))
+      walk_overlapped(device, walk);
+    else
+      walk_batched(device, walk);
+    optimizer_.finish_iteration(device);
+  }
+
+private:
+  struct Walk {
+    const std::vector<WorkItem>& items;
+    GradientFinal final;
+    bool full_graph = false;
+  };
+
+  /// Megatron-Core's overlapped messages (overlap.p2p): its interleaved schedule only.
+  static bool overlaps_messages(const model::TrainingPlan& plan) {
+    return plan.overlap.p2p && plan.framework == model::Framework::megatron_lm &&
+           plan.pipeline_schedule == model::PipelineSchedule::interleaved_one_f_one_b &&
+           plan.parallelism.pipeline > 1 && !plan.overlap.expert_comm;
+  }
+
+  /// Runs item `i` (with the next one where they are merged); returns the last item run.
+  std::size_t run_item(DeviceLowering& device, const Walk& walk, std::size_t i) const {
+    const auto& plan = context_.plan;
+    const WorkItem& item = walk.items[i];
     // Each micro-batch enters a dualpipe rank once per direction, one chunk each.
     const bool every_chunk_enters = plan.pipeline_schedule == model::PipelineSchedule::dualpipe;
+    if (item.kind == WorkKind::forward && (item.chunk == 0 || every_chunk_enters))
+      host_time(device, plan.host.micro_batch_overhead, context_.labels.host_micro_batch, item.micro_batch);
+    if (item.merged_with_next) {
+      // Megatron-Core's combined step (DualPipe's overlapped chunks): this forward and the
+      // next item's backward as one.
+      ++i;
+      begin_backward(device, walk.final.fills[i]);
+      merged_.run(device, item, walk.items[i]);
+      end_backward(device, walk.final.flushes[i]);
+    } else if (item.kind == WorkKind::forward) {
+      passes_.forward(device, item);
+    } else {
+      begin_backward(device, walk.final.fills[i]);
+      if (item.kind == WorkKind::weight)
+        passes_.weight(device, item);
+      else
+        passes_.backward(device, item);
+      end_backward(device, walk.final.flushes[i]);
+    }
+    return i;
+  }
+
+  /// Messages posted in batches at the schedule's exchange points and waited for at once.
+  void walk_batched(DeviceLowering& device, const Walk& walk) const {
+    const auto& plan = context_.plan;
+    const auto& items = walk.items;
     std::vector<std::vector<TaskId>> received(items.size());
     exchange_.post_receives(device, items, 0, received);
     std::size_t phase_start = 0;
     for (std::size_t i = 0; i < items.size(); ++i) {
-      const WorkItem& item = items[i];
-      exchange_.gather_received(device, item, received[i]);
-      if (item.kind == WorkKind::forward && (item.chunk == 0 || every_chunk_enters))
-        host_time(device, plan.host.micro_batch_overhead, context_.labels.host_micro_batch, item.micro_batch);
-      if (item.merged_with_next) {
-        // Megatron-Core's combined step (DualPipe's overlapped chunks): this forward and the
-        // next item's backward as one.
-        exchange_.gather_received(device, items[i + 1], received[i + 1]);
-        ++i;
-        begin_backward(device, final.fills[i]);
-        merged_.run(device, item, items[i]);
-        end_backward(device, final.flushes[i]);
-      } else if (item.kind == WorkKind::forward) {
-        passes_.forward(device, item);
-      } else {
-        begin_backward(device, final.fills[i]);
-        if (item.kind == WorkKind::weight)
-          passes_.weight(device, item);
-        else
-          passes_.backward(device, item);
-        end_backward(device, final.flushes[i]);
-      }
+      exchange_.gather_received(device, items[i], received[i]);
+      if (items[i].merged_with_next) exchange_.gather_received(device, items[i + 1], received[i + 1]);
+      i = run_item(device, walk, i);
       if (!items[i].exchange_after) continue;
       for (std::size_t k = phase_start; k <= i; ++k) exchange_.send_output(device, items[k]);
       phase_start = i + 1;
@@ -119,13 +152,43 @@ public:
       // pipeline engine does not synchronise the host. A captured graph cannot synchronise, so a
       // full-iteration graph runs with batch_p2p_sync False (docs/simulation.md, "CUDA graphs").
       if (plan.framework == model::Framework::megatron_lm && plan.host.synchronize && plan.parallelism.pipeline > 1 &&
-          !full_graph)
+          !walk.full_graph)
         device.program.synchronize_host();
     }
-    optimizer_.finish_iteration(device);
   }
 
-private:
+  /// Megatron-Core's interleaved schedule with overlap_p2p_comm (schedules.py at core_r0.9.0,
+  /// forward_backward_pipelining_with_interleaving; p2p_communication.py _p2p_ops): after each
+  /// pass its output is sent and the next pass of the same kind's input is received, unbatched
+  /// and without torch.cuda.synchronize, and both requests are waited for just before that next
+  /// pass, so they run under the pass of the other kind between.
+  void walk_overlapped(DeviceLowering& device, const Walk& walk) const {
+    const auto& items = walk.items;
+    std::vector<std::vector<TaskId>> received(items.size());
+    std::vector<TaskId> sent[2];  // the last forward's and backward's sends
+    std::size_t next[2] = {0, 0}; // the next forward and backward whose receive is not posted
+    const auto post_next = [&](WorkKind kind, std::size_t from) {
+      std::size_t& k = next[kind == WorkKind::forward ? 0 : 1];
+      k = std::max(k, from);
+      while (k < items.size() && items[k].kind != kind) ++k;
+      if (k < items.size()) received[k] = exchange_.post_receive_ahead(device, items[k]);
+      ++k;
+    };
+    post_next(WorkKind::forward, 0);
+    post_next(WorkKind::backward, 0);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const WorkItem& item = items[i];
+      const int kind = item.kind == WorkKind::forward ? 0 : 1;
+      std::vector<TaskId> due = received[i];
+      due.insert(due.end(), sent[kind].begin(), sent[kind].end());
+      device.program.wait_for(std::move(due), Stream::pipeline_comm);
+      exchange_.gather_received(device, item, received[i]);
+      run_item(device, walk, i);
+      sent[kind] = exchange_.send_output(device, item, true);
+      post_next(item.kind, i + 1);
+    }
+  }
+
   /// The gradients of a chunk's last backward (and last W) are final: its kernels fill the
   /// gradient buckets; after the last of them the open buckets are reduced.
   static void begin_backward(DeviceLowering& device, bool fills) {

@@ -7,35 +7,45 @@ model::Pass pass_of(bool forward) { return forward ? model::Pass::forward : mode
 
 } // namespace
 
+std::vector<TaskId> PipelineExchange::receive(DeviceLowering& device, const WorkItem& item, bool next_waits) const {
+  const auto chunks = static_cast<std::int64_t>(context_.chunks.size());
+  const std::int64_t chunk = context_.chunk_at(device.at, item.chunk).chunk;
+  const bool forward = item.kind == WorkKind::forward;
+  const std::int64_t from = forward ? chunk - 1 : chunk + 1;
+  // A W pass (WorkKind::weight) needs nothing from the neighbours.
+  if (item.kind == WorkKind::weight || from < 0 || from >= chunks) return {};
+  return device.program.receive(boundary_spec(forward, item.micro_batch),
+                                context_.device_of_chunk(device.at, from, item.chunk),
+                                boundary_tag(chunk, item.micro_batch, forward), next_waits);
+}
+
 void PipelineExchange::post_receives(DeviceLowering& device, const std::vector<WorkItem>& items, std::size_t first,
                                      std::vector<std::vector<TaskId>>& received) const {
-  const auto chunks = static_cast<std::int64_t>(context_.chunks.size());
   for (std::size_t k = first; k < items.size(); ++k) {
-    const WorkItem& item = items[k];
-    const std::int64_t chunk = context_.chunk_at(device.at, item.chunk).chunk;
-    const bool forward = item.kind == WorkKind::forward;
-    const std::int64_t from = forward ? chunk - 1 : chunk + 1;
-    // A W pass (WorkKind::weight) needs nothing from the neighbours.
-    if (item.kind != WorkKind::weight && from >= 0 && from < chunks)
-      received[k] = device.program.receive(boundary_spec(forward, item.micro_batch),
-                                           context_.device_of_chunk(device.at, from, item.chunk),
-                                           boundary_tag(chunk, item.micro_batch, forward));
-    if (item.exchange_after) break;
+    received[k] = receive(device, items[k], true);
+    if (items[k].exchange_after) break;
   }
 }
 
-void PipelineExchange::send_output(DeviceLowering& device, const WorkItem& item) const {
+std::vector<TaskId> PipelineExchange::post_receive_ahead(DeviceLowering& device, const WorkItem& item) const {
+  return receive(device, item, false);
+}
+
+std::vector<TaskId> PipelineExchange::send_output(DeviceLowering& device, const WorkItem& item, bool overlapped) const {
   const auto chunks = static_cast<std::int64_t>(context_.chunks.size());
   const std::int64_t chunk = context_.chunk_at(device.at, item.chunk).chunk;
   const bool forward = item.kind == WorkKind::forward;
   const std::int64_t to = forward ? chunk + 1 : chunk - 1;
-  if (item.kind == WorkKind::weight || to < 0 || to >= chunks) return;
+  if (item.kind == WorkKind::weight || to < 0 || to >= chunks) return {};
   // The zero-bubble runtime and DualPipe send asynchronously (batch_isend_irecv): a stage goes on
-  // to its next pass, a W above all, without waiting for the neighbour to receive.
+  // to its next pass, a W above all, without waiting for the neighbour to receive; so does
+  // Megatron-Core's overlapped interleaved schedule, which waits before the next pass of the kind.
   const auto schedule = context_.plan.pipeline_schedule;
-  const bool sender_waits = schedule != model::PipelineSchedule::zb_h1 && schedule != model::PipelineSchedule::dualpipe;
-  device.program.send(boundary_spec(forward, item.micro_batch), context_.device_of_chunk(device.at, to, item.chunk),
-                      boundary_tag(to, item.micro_batch, forward), sender_waits);
+  const bool sender_waits =
+      !overlapped && schedule != model::PipelineSchedule::zb_h1 && schedule != model::PipelineSchedule::dualpipe;
+  return device.program.send(boundary_spec(forward, item.micro_batch),
+                             context_.device_of_chunk(device.at, to, item.chunk),
+                             boundary_tag(to, item.micro_batch, forward), sender_waits);
 }
 
 void PipelineExchange::gather_received(DeviceLowering& device, const WorkItem& item,

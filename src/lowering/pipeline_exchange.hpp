@@ -22,12 +22,17 @@ public:
   /// Posts the receives of the items from `first` up to the next exchange point into `received`.
   void post_receives(DeviceLowering& device, const std::vector<WorkItem>& items, std::size_t first,
                      std::vector<std::vector<TaskId>>& received) const;
-  /// Sends what `item` produced to the neighbouring chunk.
-  void send_output(DeviceLowering& device, const WorkItem& item) const;
+  /// Posts the receive of `item`'s input ahead of its use, which waits for it (Megatron-Core's
+  /// overlapped messages); empty when the item receives nothing.
+  [[nodiscard]] std::vector<TaskId> post_receive_ahead(DeviceLowering& device, const WorkItem& item) const;
+  /// Sends what `item` produced to the neighbouring chunk; returns the transfer. With
+  /// `overlapped` the compute stream goes on without waiting for it.
+  std::vector<TaskId> send_output(DeviceLowering& device, const WorkItem& item, bool overlapped = false) const;
   /// All-gathers a tensor received in 1/t pieces before `item` uses it.
   void gather_received(DeviceLowering& device, const WorkItem& item, const std::vector<TaskId>& transfer) const;
 
 private:
+  [[nodiscard]] std::vector<TaskId> receive(DeviceLowering& device, const WorkItem& item, bool next_waits) const;
   [[nodiscard]] CollectiveSpec boundary_spec(bool forward, std::int64_t micro_batch) const;
   [[nodiscard]] std::uint32_t boundary_tag(std::int64_t to_chunk, std::int64_t micro_batch, bool forward) const;
 

@@ -384,15 +384,3 @@ TEST_CASE("read_input reads a whole file under its path") {
   CHECK(input.name == path.string());
   CHECK(input.text.find("gpt3-175b") != std::string::npos);
 }
-
-TEST_CASE("ffn_kind: squared_relu is read, and an unknown FFN kind names the choices at its place") {
-  const std::string model = "model: {layers: 2, hidden: 512, heads: 8, ffn_kind: ";
-  const std::string rest = ", vocab: 1000, seq_len: 128}\ntraining: {global_batch: 8, micro_batch: 1, "
-                           "parallelism: {tensor: 1, pipeline: 1, data: 1}}\n";
-  const auto w = config::parse_workload({"w.yaml", model + "squared_relu" + rest});
-  CHECK(w.model.ffn_kind == model::FfnKind::squared_relu);
-  CHECK(to_string(w.model.ffn_kind) == "squared_relu");
-  const auto bad = test::workload_error(model + "relu2" + rest);
-  CHECK(std::string(bad.what()).find("squared_relu") != std::string::npos);
-  CHECK(test::where(bad) == "w.yaml:1:53");
-}

@@ -118,9 +118,13 @@ public:
   /// point of the program. Messages posted together run concurrently (batched isend/irecv, as
   /// Megatron-LM does), and the next compute kernel waits for all of them; with `sender_waits`
   /// false it does not wait for the sends (an asynchronous isend whose buffer stays alive).
-  void send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag, bool sender_waits = true);
-  /// Returns the transfer, so that work on the received data can wait for it.
-  std::vector<TaskId> receive(const CollectiveSpec& spec, DeviceId from, std::uint32_t tag);
+  /// Returns the transfer.
+  std::vector<TaskId> send(const CollectiveSpec& spec, DeviceId to, std::uint32_t tag, bool sender_waits = true);
+  /// Returns the transfer, so that work on the received data can wait for it; with `next_waits`
+  /// false the next compute kernel does not wait for it (a message posted ahead of its use).
+  std::vector<TaskId> receive(const CollectiveSpec& spec, DeviceId from, std::uint32_t tag, bool next_waits = true);
+  /// The next compute kernel waits for `tasks`, issued on `stream` (a request's wait()).
+  void wait_for(std::vector<TaskId> tasks, Stream stream);
 
   /// The next compute kernel waits for every collective issued so far on `stream`.
   void wait_for_stream(Stream stream);

@@ -208,6 +208,13 @@ struct OverlapPlan {
   TpCommOverlap tp_comm = TpCommOverlap::none;
   /// Transformer Engine's method for the GEMM + reduce-scatter pairs (above).
   TpReduceScatter tp_comm_reduce_scatter = TpReduceScatter::pipeline;
+  /// The interleaved schedule's messages between stages posted without batching or host
+  /// synchronisation and waited for only before the next pass of their kind, so that a forward's
+  /// send and receive run under the backward after it and the reverse (Megatron-Core
+  /// ModelParallelConfig.overlap_p2p_comm, schedules.py forward_backward_pipelining_with_
+  /// interleaving; default on in Megatron-LM's arguments.py since core_r0.9.0, off in the config
+  /// class). Megatron-LM's interleaved schedule only: other schedules and frameworks ignore it.
+  bool p2p = false;
 };
 
 /// Host (CPU) time and synchronisation (the workload file's `training.host`).
