@@ -183,39 +183,44 @@ using twocs::test::TempDir;
 /// -13.9%, Llama 2 7B -12.8%, Llama 2 13B -4.5%, Nemotron-8B -12.8%; 39 rows 8.40% -> 44 rows 8.74%.
 /// Nemotron-22B joins (+1.0%) once the last stage holds the logits of its last chunk's micro-batches
 /// in flight, not of min(chunks in flight, v) (it needed 86.6 GiB, now 51.4); 45 rows 8.56%.
+/// Megatron-Core's overlapped pipeline messages (training.overlap.p2p) on every interleaved plan whose
+/// code turns them on (NeMo's launcher, Megatron-Bridge's CommOverlapConfig, Megatron-LM's default
+/// for the zoo's runs; 2026-12-06): each of those rows faster, NeMo 175B -1.2% / +8.0% -> -5.7% /
+/// +4.3%, Llama 2 70B +5.7% -> -2.2%, Llama 2 13B -4.5% -> -9.7%, Nemotron-22B +1.0% -> -5.1%,
+/// Bridge 70B +9.6% -> +6.1%, 405B GBS512 -7.3% -> -10.3%, B200 405B -6.9% -> -11.5%; 8.56% -> 9.03%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0117},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0796},
-                                                        {"nemo-llama2-70b-fp8-64gpu", 0.0570},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0204},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0566},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0430},
+                                                        {"nemo-llama2-70b-fp8-64gpu", -0.0220},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0368},
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.1450},
                                                         {"nemo-gpt3-5b-fp8-64gpu", -0.1275},
                                                         {"nemo-gpt3-20b-fp8-64gpu", -0.1390},
                                                         {"nemo-llama2-7b-fp8-8gpu", -0.1281},
-                                                        {"nemo-llama2-13b-fp8-16gpu", -0.0454},
+                                                        {"nemo-llama2-13b-fp8-16gpu", -0.0970},
                                                         {"nemo-nemotron-8b-fp8-64gpu", -0.1278},
-                                                        {"nemo-nemotron-22b-fp8-64gpu", 0.0104},
-                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.4889},
-                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1210},
+                                                        {"nemo-nemotron-22b-fp8-64gpu", -0.0508},
+                                                        {"mcore-qwen3-235b-tp4-ep8-256gpu", -0.5107},
+                                                        {"mcore-qwen3-235b-tp2-ep32-256gpu", -0.1322},
                                                         {"mcore-qwen3-235b-tp2-ep32-a2a-overlap-256gpu", -0.2479},
-                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2056},
-                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0762},
-                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0581},
-                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0353},
-                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0179},
+                                                        {"mcore-qwen3-235b-tp2-ep8-pp32-256gpu", -0.2368},
+                                                        {"mcore-qwen3-235b-16k-cp1-256gpu", -0.0886},
+                                                        {"mcore-qwen3-235b-32k-cp2-256gpu", -0.0683},
+                                                        {"mcore-qwen3-235b-64k-cp4-256gpu", -0.0448},
+                                                        {"mcore-qwen3-235b-128k-cp8-256gpu", -0.0236},
                                                         {"mcore-qwen3-235b-gb200-256gpu", 0.0575},
                                                         {"bridge-qwen3-235b-fp8-256gpu", -0.2271},
                                                         {"bridge-qwen3-30b-fp8-16gpu", -0.3746},
-                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0957},
-                                                        {"bridge-llama31-405b-fp8-1024gpu", 0.0123},
-                                                        {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0663},
-                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.0732},
-                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", 0.0066},
+                                                        {"bridge-llama3-70b-fp8-64gpu", 0.0608},
+                                                        {"bridge-llama31-405b-fp8-1024gpu", -0.0163},
+                                                        {"bridge-llama3-70b-fp8-64gpu-gbs128", 0.0346},
+                                                        {"bridge-llama31-405b-fp8-1024gpu-gbs512", -0.1028},
+                                                        {"bridge-llama31-405b-fp8-gb200-256gpu", -0.0183},
                                                         {"bridge-llama3-8b-fp8-b200-8gpu", -0.0036},
                                                         {"bridge-llama3-8b-fp8-gb200-8gpu", -0.0106},
                                                         {"bridge-llama3-8b-fp8-h100-8gpu", 0.0345},
-                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.0694},
+                                                        {"bridge-llama31-405b-fp8-b200-128gpu", -0.1147},
                                                         {"torchtitan-llama3-8b-fsdp8", 0.0339},
                                                         {"torchtitan-llama3-8b-fsdp128", 0.0224},
                                                         {"torchtitan-llama3-8b-fsdp8-compile", -0.0019},
@@ -267,7 +272,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0856) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0903) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }
