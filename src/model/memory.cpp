@@ -85,6 +85,16 @@ BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
   return {e, gradients, states + (mixed ? 4.0 : 0.0)}; // + fp32 master weights
 }
 
+/// Pipeline stages p, chunks per stage v, micro-batches m, and the merged steps' extra warm-up
+/// forward (overlap.expert_comm).
+struct ScheduleCounts {
+  std::int64_t p, v, m, extra;
+};
+ScheduleCounts schedule_counts(const TrainingPlan& plan) {
+  return {plan.parallelism.pipeline, plan.parallelism.virtual_stages, plan.micro_batches(),
+          plan.overlap.expert_comm ? 1 : 0};
+}
+
 /// Micro-batch chunks whose activations a stage holds at its peak: all m for GPipe, p - i for
 /// 1F1B (Narayanan et al. SC'21, section 2.2), and for the interleaved schedule Megatron-LM's
 /// warm-up count 2 (p - i - 1) + (v - 1) p plus the one in steady state, in chunks. Merged
@@ -93,10 +103,7 @@ BytesPerParameter bytes_per_parameter(const TrainingPlan& plan) {
 /// whole sets (Qi et al., ICLR 2024, section 2.1; its deferred W passes: zero_bubble_peak);
 /// DualPipe p + 1 chunks on every rank (deepseek-ai/DualPipe, README: "Activation Per Device").
 std::int64_t chunks_in_flight(const TrainingPlan& plan, std::int64_t stage) {
-  const std::int64_t p = plan.parallelism.pipeline;
-  const std::int64_t v = plan.parallelism.virtual_stages;
-  const std::int64_t m = plan.micro_batches();
-  const std::int64_t extra = plan.overlap.expert_comm ? 1 : 0;
+  const auto [p, v, m, extra] = schedule_counts(plan);
   switch (plan.pipeline_schedule) {
   case PipelineSchedule::gpipe: return m * v;
   case PipelineSchedule::one_f_one_b:
@@ -117,10 +124,7 @@ std::int64_t chunks_in_flight(const TrainingPlan& plan, std::int64_t stage) {
 /// A merged step's extra forward (overlap.expert_comm) reaches the head after the backward it runs
 /// with has left it, so it adds none.
 std::int64_t head_micro_batches_in_flight(const TrainingPlan& plan, std::int64_t in_flight) {
-  const std::int64_t p = plan.parallelism.pipeline;
-  const std::int64_t v = plan.parallelism.virtual_stages;
-  const std::int64_t m = plan.micro_batches();
-  const std::int64_t extra = plan.overlap.expert_comm ? 1 : 0;
+  const auto [p, v, m, extra] = schedule_counts(plan);
   switch (plan.pipeline_schedule) {
   case PipelineSchedule::gpipe: return m;
   case PipelineSchedule::one_f_one_b:
