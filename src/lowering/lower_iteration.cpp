@@ -165,10 +165,14 @@ private:
   void walk_overlapped(DeviceLowering& device, const Walk& walk) const {
     const auto& items = walk.items;
     std::vector<std::vector<TaskId>> received(items.size());
-    std::vector<TaskId> sent[2];  // the last forward's and backward's sends
-    std::size_t next[2] = {0, 0}; // the next forward and backward whose receive is not posted
+    // Per kind (forward 0, backward 1): the last pass's sends, and the next pass whose receive is
+    // not posted. The first backward's receive is posted with the first forward's; posted early,
+    // it only waits for its sender.
+    const auto slot = [](WorkKind kind) { return kind == WorkKind::forward ? 0 : 1; };
+    std::vector<TaskId> sent[2];
+    std::size_t next[2] = {0, 0};
     const auto post_next = [&](WorkKind kind, std::size_t from) {
-      std::size_t& k = next[kind == WorkKind::forward ? 0 : 1];
+      std::size_t& k = next[slot(kind)];
       k = std::max(k, from);
       while (k < items.size() && items[k].kind != kind) ++k;
       if (k < items.size()) received[k] = exchange_.post_receive_ahead(device, items[k]);
@@ -178,7 +182,7 @@ private:
     post_next(WorkKind::backward, 0);
     for (std::size_t i = 0; i < items.size(); ++i) {
       const WorkItem& item = items[i];
-      const int kind = item.kind == WorkKind::forward ? 0 : 1;
+      const int kind = slot(item.kind);
       std::vector<TaskId> due = received[i];
       due.insert(due.end(), sent[kind].begin(), sent[kind].end());
       device.program.wait_for(std::move(due), Stream::pipeline_comm);

@@ -295,13 +295,13 @@ double stage_activations(const MemoryInputs& in, const StageContents& c, std::in
   }
   const std::int64_t local_seq = in.model.seq_len / par.context; // tokens per rank of each sequence
   const double head = loss_bytes(in.model, in.plan, local_seq) + head_saved_bytes(in.model, in.plan, local_seq, in.sp);
-  const double last_chunks_in_flight = as_double(head_micro_batches_in_flight(in.plan, in_flight));
-  if (c.has_output_head) activations += head * last_chunks_in_flight;
+  const double heads_in_flight = as_double(head_micro_batches_in_flight(in.plan, in_flight));
+  if (c.has_output_head) activations += head * heads_in_flight;
   // Each multi-token-prediction depth holds a layer of the last layer's kind, its loss as the
   // head's, and eh_proj's saved 2h-wide input with the embedding norm's input (3 s b h).
   const double mtp_block = 3.0 * as_double(local_seq * in.plan.micro_batch) * as_double(in.model.hidden) *
                            (in.plan.dtype == Dtype::fp32 ? 4.0 : 2.0) / (in.sp ? as_double(par.tensor) : 1.0);
-  activations += as_double(c.mtp_layers) * last_chunks_in_flight * (in.mtp_activations + head + mtp_block);
+  activations += as_double(c.mtp_layers) * heads_in_flight * (in.mtp_activations + head + mtp_block);
   return activations;
 }
 

@@ -212,8 +212,8 @@ struct OverlapPlan {
   /// synchronisation and waited for only before the next pass of their kind, so that a forward's
   /// send and receive run under the backward after it and the reverse (Megatron-Core
   /// ModelParallelConfig.overlap_p2p_comm, schedules.py forward_backward_pipelining_with_
-  /// interleaving; default on in Megatron-LM's arguments.py since core_r0.9.0, off in the config
-  /// class). Megatron-LM's interleaved schedule only: other schedules and frameworks ignore it.
+  /// interleaving; default on in Megatron-LM's arguments.py since core_v0.4.0, commit 4eeff55d1f,
+  /// off in the config class). Megatron-LM's interleaved schedule only: other schedules and frameworks ignore it.
   bool p2p = false;
 };
 
