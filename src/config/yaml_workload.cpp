@@ -95,9 +95,15 @@ constexpr std::array<std::string_view, 3> expert_dispatcher_names = {"all_to_all
 constexpr std::array expert_dispatcher_values = {model::ExpertDispatcher::all_to_all, model::ExpertDispatcher::deepep,
                                                  model::ExpertDispatcher::hybridep};
 constexpr std::array<std::string_view, 2> optimizer_keys = {"kind", "sharding"};
-constexpr std::array<std::string_view, 10> overlap_keys = {
-    "dp_grad_reduce", "bucket_size",  "tp_async_backward", "shared_experts",         "expert_wgrad",
-    "expert_comm",    "param_gather", "tp_comm",           "tp_comm_reduce_scatter", "p2p"};
+constexpr std::array<std::string_view, 11> overlap_keys = {
+    "dp_grad_reduce",         "bucket_size", "tp_async_backward", "shared_experts",
+    "expert_wgrad",           "expert_comm", "param_gather",      "tp_comm",
+    "tp_comm_reduce_scatter", "p2p",         "tp_comm_sm_margin"};
+// Transformer Engine's names of the GEMM + reduce-scatter pairs (module/base.py, initialize_ub).
+constexpr std::array<std::string_view, 2> sm_margin_keys = {"proj_fprop", "fc2_fprop"};
+// More SMs than any device has: a margin past it is a typo (the device's own count is checked
+// against the platform in hardware::validate_fit).
+constexpr std::int64_t max_sm_margin = 4096;
 constexpr std::array<std::string_view, 3> tp_comm_names = {"none", "transformer_engine", "async_tp"};
 constexpr std::array tp_comm_values = {model::TpCommOverlap::none, model::TpCommOverlap::transformer_engine,
                                        model::TpCommOverlap::async_tp};
@@ -255,6 +261,14 @@ model::OptimizerPlan read_optimizer(const Field& field) {
   return plan;
 }
 
+model::TpSmMargin read_sm_margin(const Field& field) {
+  const MappingReader m(field, sm_margin_keys);
+  model::TpSmMargin margin;
+  if (const auto f = m.optional("proj_fprop")) margin.proj_fprop = read_count_up_to(*f, max_sm_margin, 0);
+  if (const auto f = m.optional("fc2_fprop")) margin.fc2_fprop = read_count_up_to(*f, max_sm_margin, 0);
+  return margin;
+}
+
 model::OverlapPlan read_overlap(const Field& field) {
   const MappingReader o(field, overlap_keys);
   model::OverlapPlan plan;
@@ -269,6 +283,7 @@ model::OverlapPlan read_overlap(const Field& field) {
   if (const auto f = o.optional("tp_comm")) plan.tp_comm = read_enum(*f, tp_comm_names, tp_comm_values);
   if (const auto f = o.optional("tp_comm_reduce_scatter"))
     plan.tp_comm_reduce_scatter = read_enum(*f, tp_reduce_scatter_names, tp_reduce_scatter_values);
+  if (const auto f = o.optional("tp_comm_sm_margin")) plan.tp_comm_sm_margin = read_sm_margin(*f);
   return plan;
 }
 

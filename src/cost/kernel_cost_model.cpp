@@ -71,6 +71,19 @@ double KernelCostModel::clock_share(const model::ComputeOp& op) const {
   return t.compute >= t.memory && total > 0 ? t.compute.value() / total : 0.0;
 }
 
+units::Seconds KernelCostModel::with_sm_margin(const model::ComputeOp& op) const {
+  // Transformer Engine's set_sm_margin: cuBLASLt runs the GEMM's tiles on U - m of the device's U
+  // SMs (comm_gemm_overlap.h at v1.8, `_math_sms`), so a GEMM whose chunks fill one another's
+  // waves computes at (U - m) / U of its rate; its launch is unchanged. validate_fit keeps m < U.
+  model::ComputeOp all_sms = op;
+  all_sms.sm_margin = 0;
+  const units::Seconds overhead = device_.roofline.kernel_overhead;
+  const double sms = static_cast<double>(device_.kernels.compute_units);
+  const double left = sms - static_cast<double>(op.sm_margin);
+  assert(left > 0);
+  return (duration(all_sms) - overhead) * (sms / left) + overhead;
+}
+
 units::Seconds KernelCostModel::duration(const model::ComputeOp& op) const {
   if (!op.gemm && op.kernels > 1) {
     // The main kernel as measured or modelled, and each bookkeeping kernel beside it at the
@@ -79,6 +92,7 @@ units::Seconds KernelCostModel::duration(const model::ComputeOp& op) const {
     main.kernels = 1;
     return duration(main) + device_.roofline.kernel_overhead * static_cast<double>(op.kernels - 1);
   }
+  if (op.gemm && op.sm_margin > 0) return with_sm_margin(op);
   if (op.gemm && op.gemm_chunks > 1) {
     // A chunk issued beside the others over several streams: their tiles fill one another's last
     // wave ("computation/computation overlapping, greatly reducing quantization inefficiency",

@@ -1,5 +1,7 @@
 #include <twocs/hardware/validate.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <twocs/error.hpp>
@@ -135,6 +137,15 @@ void validate_fit(const ClusterSpec& cluster, const model::TrainingPlan& plan) {
         fmt::format("device {} lists no peak for training.dtype {}", cluster.device.name, model::to_string(plan.dtype)),
         "training.dtype",
         fmt::format("add {}: <rate> to device.peak_flops or train in a dtype it lists", model::to_string(plan.dtype)));
+  const model::TpSmMargin& margin = plan.overlap.tp_comm_sm_margin;
+  const std::int64_t withheld = std::max(margin.proj_fprop, margin.fc2_fprop);
+  if (withheld > 0 && withheld >= cluster.device.kernels.compute_units)
+    throw InputError(fmt::format("training.overlap.tp_comm_sm_margin withholds {} SMs, and device {} has {}", withheld,
+                                 cluster.device.name, cluster.device.kernels.compute_units),
+                     "training.overlap.tp_comm_sm_margin",
+                     cluster.device.kernels.compute_units > 0
+                         ? "withhold fewer SMs than the device has"
+                         : "give the device's SM count, device.operator_model.compute_units, or remove the margin");
 }
 
 } // namespace twocs::hardware

@@ -43,7 +43,7 @@ void add_column_parallel_backward(StepSequence& steps, const LayerShape& shape, 
     // (validate_tp_comm.cpp), whose wgrad reads the input the forward gathered. Inductor fuses a
     // reduce-scatter only when a matmul produces its input (micro_pipeline_tp.py,
     // _find_producer_matmul): the sum of separate projections' gradients leaves it a plain one.
-    add_scattered_gemm(steps, shape, d, name, Pass::backward, dgrad);
+    add_scattered_gemm(steps, shape, d, name, Pass::backward, dgrad, 0);
   } else if (shape.sequence_parallel) {
     if (!shape.dtensor_tp)
       steps.push_back(collective(name + ".input.all_gather", Collective::all_gather, CommGroup::tensor, Pass::backward,

@@ -64,8 +64,10 @@ void add_gathered_gemm(StepSequence& steps, const LayerShape& shape, const Layer
 
 /// The GEMM of a row-parallel layer forward (attention output, fc2), then the reduce-scatter
 /// (sequence parallelism) or all-reduce of its partial sums, as training.overlap.tp_comm runs them.
+/// Under Transformer Engine's userbuffers the GEMM's chunks leave `sm_margin` SMs to the
+/// communication kernel (TpSmMargin); 0 elsewhere.
 void add_scattered_gemm(StepSequence& steps, const LayerShape& shape, const LayerDims& d, const std::string& name,
-                        Pass pass, const RowGemm& gemm);
+                        Pass pass, const RowGemm& gemm, std::int64_t sm_margin);
 
 /// Backward of a column-parallel linear layer (QKV, fc1, logits): dgrad, the input-gradient
 /// collective (overlapped with wgrad when asynchronous), wgrad. Under sequence parallelism the

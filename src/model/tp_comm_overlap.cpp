@@ -45,11 +45,14 @@ CollectiveOp exchange(const std::string& name, Pass pass, units::Bytes shard) {
   return collective(name + ".ring_exchange", Collective::ring_exchange, CommGroup::tensor, pass, shard, 1);
 }
 
-/// A GEMM over `rows` rows, one of `chunks` chunks of the layer's GEMM (1: the whole of it).
-ComputeOp gemm_chunk(const RowGemm& gemm, std::int64_t rows, Pass pass, std::int64_t chunks = 1) {
+/// A GEMM over `rows` rows, one of `chunks` chunks of the layer's GEMM (1: the whole of it),
+/// on the device's SMs less `sm_margin`.
+ComputeOp gemm_chunk(const RowGemm& gemm, std::int64_t rows, Pass pass, std::int64_t chunks = 1,
+                     std::int64_t sm_margin = 0) {
   ComputeOp op = gemm(rows);
   op.pass = pass;
   op.gemm_chunks = chunks;
+  op.sm_margin = sm_margin;
   return op;
 }
 
@@ -93,7 +96,7 @@ void add_gathered_gemm(StepSequence& steps, const LayerShape& shape, const Layer
 }
 
 void add_scattered_gemm(StepSequence& steps, const LayerShape& shape, const LayerDims& d, const std::string& name,
-                        Pass pass, const RowGemm& gemm) {
+                        Pass pass, const RowGemm& gemm, std::int64_t sm_margin) {
   if (!shape.sequence_parallel || shape.tp_comm == TpCommOverlap::none) {
     steps.push_back(gemm_chunk(gemm, d.tokens, pass));
     if (auto copy = dtensor_layout_copy(shape, name + ".reduce_scatter", pass, d.activation, false))
@@ -107,7 +110,7 @@ void add_scattered_gemm(StepSequence& steps, const LayerShape& shape, const Laye
   if (shape.tp_comm == TpCommOverlap::transformer_engine && shape.tp_comm_reduce_scatter == TpReduceScatter::pipeline) {
     const std::int64_t n = te_pipeline_splits;
     for (std::int64_t i = 0; i < n; ++i) {
-      steps.push_back(gemm_chunk(gemm, chunk_rows(d.tokens, n, i), pass, n));
+      steps.push_back(gemm_chunk(gemm, chunk_rows(d.tokens, n, i), pass, n, sm_margin));
       const int overlapped = i + 1 < n ? 1 : 0; // the last chunk's reduce-scatter ends the pair
       steps.push_back(collective(name + ".reduce_scatter", Collective::reduce_scatter, CommGroup::tensor, pass,
                                  d.activation * (1.0 / units::as_double(n)), overlapped));
@@ -118,8 +121,9 @@ void add_scattered_gemm(StepSequence& steps, const LayerShape& shape, const Laye
   // to it while the next rows compute.
   const std::int64_t t = shape.tensor;
   const units::Bytes shard = d.activation * (1.0 / units::as_double(t));
+  const std::int64_t margin = shape.tp_comm == TpCommOverlap::transformer_engine ? sm_margin : 0;
   for (std::int64_t i = 0; i < t; ++i) {
-    steps.push_back(gemm_chunk(gemm, chunk_rows(d.tokens, t, i), pass, t));
+    steps.push_back(gemm_chunk(gemm, chunk_rows(d.tokens, t, i), pass, t, margin));
     if (i + 1 < t) steps.push_back(exchange(name, pass, shard));
   }
   // reduce_partials: reads the t partial shards, writes the reduced one (b s h / t outputs).

@@ -65,9 +65,10 @@ void add_dense_ffn_fc1_forward(StepSequence& steps, const LayerShape& shape, Pas
 
 void add_dense_ffn_fc2_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
   const LayerDims d = dims_of(shape);
-  detail::add_scattered_gemm(steps, shape, d, "mlp.fc2", pass, [&](std::int64_t rows) {
+  const detail::RowGemm fc2 = [&](std::int64_t rows) {
     return detail::linear_forward("mlp.fc2", shape.linear_dtype(), rows, d.ffn_out_local, shape.model.hidden);
-  });
+  };
+  detail::add_scattered_gemm(steps, shape, d, "mlp.fc2", pass, fc2, shape.tp_comm_sm_margin.fc2_fprop);
 }
 
 void add_dense_ffn_forward(StepSequence& steps, const LayerShape& shape, Pass pass) {
@@ -146,7 +147,7 @@ void add_forward(StepSequence& steps, const LayerShape& shape, Pass pass, bool o
   if (op_recompute && shape.sequence_parallel)
     steps.push_back(with_pass(out(d.tokens)));
   else
-    detail::add_scattered_gemm(steps, shape, d, "attn.out", pass, out);
+    detail::add_scattered_gemm(steps, shape, d, "attn.out", pass, out, shape.tp_comm_sm_margin.proj_fprop);
   if (m.post_norms) norm("attn.post_norm");
   residual("attn.residual");
   norm("mlp.norm");
@@ -233,6 +234,7 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   // Both overlaps chunk the sequence-parallel collectives (validate_tp_comm.cpp refuses them without).
   shape.tp_comm = shape.sequence_parallel ? plan.overlap.tp_comm : TpCommOverlap::none;
   shape.tp_comm_reduce_scatter = plan.overlap.tp_comm_reduce_scatter;
+  shape.tp_comm_sm_margin = plan.overlap.tp_comm_sm_margin;
   shape.dtensor_tp = plan.framework == Framework::fsdp; // torchtitan's TP plan (layer_ops.hpp)
   shape.separate_projections = plan.framework == Framework::fsdp;
   return shape;

@@ -20,6 +20,13 @@ void validate_tp_comm(const TrainingPlan& plan) {
                                  to_string(overlap)),
                      "training.overlap.tp_comm_reduce_scatter",
                      "set training.overlap.tp_comm: transformer_engine, or remove tp_comm_reduce_scatter");
+  const TpSmMargin& margin = plan.overlap.tp_comm_sm_margin;
+  if ((margin.proj_fprop > 0 || margin.fc2_fprop > 0) && overlap != TpCommOverlap::transformer_engine)
+    throw InputError(fmt::format("training.overlap.tp_comm_sm_margin withholds SMs from Transformer Engine's "
+                                 "userbuffers GEMMs, but training.overlap.tp_comm is {}",
+                                 to_string(overlap)),
+                     "training.overlap.tp_comm_sm_margin",
+                     "set training.overlap.tp_comm: transformer_engine, or remove tp_comm_sm_margin");
   if (overlap == TpCommOverlap::none) return;
   // Megatron-LM arguments.py: "Tensor parallel communication/GEMM overlap can happen only when
   // sequence parallelism is enabled"; torchtitan's async TP chunks the sequence-parallel collectives.

@@ -293,3 +293,21 @@ TEST_CASE("the cost model reports whether the device's FP8 GEMMs take any operan
   d.kernels.fp8_any_layout = true;
   CHECK(cost::make_cost_model(d)->fp8_gemms_any_layout());
 }
+
+TEST_CASE("a GEMM that leaves SMs to a communication kernel computes on the rest, its launch unchanged") {
+  auto fast_memory = device(0, 4e-6);
+  fast_memory.memory_bandwidth = units::ByteRate(1e16);
+  const cost::KernelCostModel model(fast_memory);
+  const double overhead = 4e-6;
+  // Chunks of the two-wave GEMM above, on 108 - 24 = 84 of the device's 108 SMs: their share of
+  // the whole's compute stretched by 108 / 84.
+  auto chunk = gemm(256 * 54 / 4, 128 * 4, 32);
+  chunk.gemm_chunks = 4;
+  const double all_sms = 2 * wave(32) / 4;
+  chunk.sm_margin = 24;
+  CHECK(model.duration(chunk).value() == doctest::Approx(all_sms * 108.0 / 84.0 + overhead).epsilon(1e-9));
+  // A whole GEMM with a margin: its own two waves, stretched the same way.
+  auto whole = gemm(256 * 54, 128 * 4, 32);
+  whole.sm_margin = 16;
+  CHECK(model.duration(whole).value() == doctest::Approx(2 * wave(32) * 108.0 / 92.0 + overhead).epsilon(1e-9));
+}

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <twocs/model/layer_ops.hpp>
 
@@ -166,4 +167,27 @@ TEST_CASE("tp_comm: transformer_engine with tp_comm_reduce_scatter ring_exchange
   // The column-parallel backward keeps its bulk overlaps.
   const auto bwd = transformer_layer_backward(shape);
   CHECK(named(bwd, "mlp.fc1.reduce_scatter").overlapped == std::vector<int>{1});
+}
+
+TEST_CASE("tp_comm_sm_margin: the forward GEMM + reduce-scatter pairs leave their SMs to the communication kernel, "
+          "and nothing else does") {
+  auto shape = shape_with(TpCommOverlap::transformer_engine);
+  shape.tp_comm_sm_margin = {.proj_fprop = 24, .fc2_fprop = 16}; // NeMo's ub_cfg_h100_*_tp4 (num_sm, set_sm_margin 1)
+  const auto fwd = transformer_layer_forward(shape);
+  const auto margins = [&](const StepSequence& steps, const std::string& name) {
+    std::vector<std::int64_t> m;
+    for (const auto& step : steps)
+      if (const auto* op = std::get_if<ComputeOp>(&step); op && op->name == name) m.push_back(op->sm_margin);
+    return m;
+  };
+  CHECK(margins(fwd, "attn.out") == std::vector<std::int64_t>(4, 24));
+  CHECK(margins(fwd, "mlp.fc2") == std::vector<std::int64_t>(4, 16));
+  CHECK(margins(fwd, "attn.qkv") == std::vector<std::int64_t>(tensor, 0)); // ring exchange: no margin
+  CHECK(margins(fwd, "mlp.fc1") == std::vector<std::int64_t>(tensor, 0));
+  const auto bwd = transformer_layer_backward(shape);
+  for (const auto& step : bwd)
+    if (const auto* op = std::get_if<ComputeOp>(&step)) CHECK(op->sm_margin == 0);
+  // Transformer Engine's ring-exchange reduce-scatter honours the margin too (its _math_sms).
+  shape.tp_comm_reduce_scatter = TpReduceScatter::ring_exchange;
+  CHECK(margins(transformer_layer_forward(shape), "mlp.fc2") == std::vector<std::int64_t>(tensor, 16));
 }

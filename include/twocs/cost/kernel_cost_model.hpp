@@ -39,6 +39,8 @@ private:
     units::Seconds compute, memory, overhead;
   };
   [[nodiscard]] Terms formula_terms(const model::ComputeOp& op) const;
+  /// A GEMM that leaves op.sm_margin SMs to a communication kernel beside it.
+  [[nodiscard]] units::Seconds with_sm_margin(const model::ComputeOp& op) const;
   /// The device's measured rows with their ratios to the formula of the device they were timed on.
   [[nodiscard]] MeasuredTable measured_table() const;
 

@@ -123,6 +123,9 @@ struct ComputeOp {
   /// streams so that each chunk's last wave of tiles fills with the next chunk's (Transformer
   /// Engine's chunked overlaps, PyTorch's async TP: training.overlap.tp_comm). 1: a GEMM of its own.
   std::int64_t gemm_chunks = 1;
+  /// SMs withheld from this GEMM for a communication kernel that runs beside it (Transformer
+  /// Engine's `set_sm_margin`: training.overlap.tp_comm_sm_margin); 0: it may use every SM.
+  std::int64_t sm_margin = 0;
   /// Share of `flops` spent on masked attention scores that a causal model does not need (the
   /// unfused kernels compute them anyway); excluded from model FLOPs.
   double masked_share = 0;

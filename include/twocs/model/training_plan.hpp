@@ -109,6 +109,16 @@ enum class TpCommOverlap { none, transformer_engine, async_tp };
 /// NeMo's and Megatron-Bridge's FP8 H100 presets choose for proj_fprop and fc2_fprop.
 enum class TpReduceScatter { pipeline, ring_exchange };
 
+/// SMs Transformer Engine withholds from the GEMM of each GEMM + reduce-scatter pair for the
+/// communication kernel beside it (`training.overlap.tp_comm_sm_margin`): a userbuffers config's
+/// `num_sm` where it sets `set_sm_margin`, so that the GEMM runs on the device's SMs less these
+/// for the whole pair (transformer_engine/pytorch/csrc/comm_gemm_overlap.h at v1.8, `_math_sms`).
+/// 0: Transformer Engine's default (`set_sm_margin` 0).
+struct TpSmMargin {
+  std::int64_t proj_fprop = 0; // the attention output's forward GEMM
+  std::int64_t fc2_fprop = 0;  // fc2's forward GEMM
+};
+
 /// The training framework whose behaviours the lowering follows (docs/simulation.md, "Framework"):
 /// `megatron_lm` batches each pipeline exchange and synchronises the host after it; `megatron_deepspeed`
 /// (DeepSpeed's pipeline engine) sends and receives one tensor at a time, blocking, and reduces
@@ -208,6 +218,8 @@ struct OverlapPlan {
   TpCommOverlap tp_comm = TpCommOverlap::none;
   /// Transformer Engine's method for the GEMM + reduce-scatter pairs (above).
   TpReduceScatter tp_comm_reduce_scatter = TpReduceScatter::pipeline;
+  /// SMs withheld from the GEMMs of the GEMM + reduce-scatter pairs (above).
+  TpSmMargin tp_comm_sm_margin;
   /// The interleaved schedule's messages between stages posted without batching or host
   /// synchronisation and waited for only before the next pass of their kind, so that a forward's
   /// send and receive run under the backward after it and the reverse (Megatron-Core
