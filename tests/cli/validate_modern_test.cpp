@@ -188,13 +188,18 @@ using twocs::test::TempDir;
 /// for the zoo's runs; 2026-12-06): each of those rows faster, NeMo 175B -1.2% / +8.0% -> -5.7% /
 /// +4.3%, Llama 2 70B +5.7% -> -2.2%, Llama 2 13B -4.5% -> -9.7%, Nemotron-22B +1.0% -> -5.1%,
 /// Bridge 70B +9.6% -> +6.1%, 405B GBS512 -7.3% -> -10.3%, B200 405B -6.9% -> -11.5%; 8.56% -> 9.03%.
+/// The summary's older NeMo rows take the settings of the container it names (NeMo24.07's launcher,
+/// 2026-12-06: bf16 gradient reduction, FP8 weights not stored in FP8, its buckets; userbuffers on
+/// the Llama 70B rows with their configurations' SM margins, training.overlap.tp_comm_sm_margin):
+/// 175B -5.7% / +4.3% -> -5.1% / +4.7%, Llama 2 70B -2.2% -> -6.4%, Llama 3 70B -3.7% -> -7.5%,
+/// Llama 3 8B -14.5% -> -14.6%; 9.03% -> 9.20%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
-                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0566},
-                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0430},
-                                                        {"nemo-llama2-70b-fp8-64gpu", -0.0220},
-                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0368},
-                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1450},
+                                                        {"nemo-gpt3-175b-fp8-128gpu", -0.0508},
+                                                        {"nemo-gpt3-175b-fp8-512gpu", 0.0465},
+                                                        {"nemo-llama2-70b-fp8-64gpu", -0.0638},
+                                                        {"nemo-llama3-70b-fp8-64gpu", -0.0747},
+                                                        {"nemo-llama3-8b-fp8-8gpu", -0.1461},
                                                         {"nemo-gpt3-5b-fp8-64gpu", -0.1275},
                                                         {"nemo-gpt3-20b-fp8-64gpu", -0.1390},
                                                         {"nemo-llama2-7b-fp8-8gpu", -0.1281},
@@ -272,7 +277,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0903) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0920) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }
