@@ -192,7 +192,8 @@ using twocs::test::TempDir;
 /// 2026-12-06: bf16 gradient reduction, FP8 weights not stored in FP8, its buckets; userbuffers on
 /// the Llama 70B rows with their configurations' SM margins, training.overlap.tp_comm_sm_margin):
 /// 175B -5.7% / +4.3% -> -5.1% / +4.7%, Llama 2 70B -2.2% -> -6.4%, Llama 3 70B -3.7% -> -7.5%,
-/// Llama 3 8B -14.5% -> -14.6%; 9.03% -> 9.20%.
+/// Llama 3 8B -14.5% -> -14.6%; 9.03% -> 9.20%. GPT3-20B with its configuration's margins (16 and 24,
+/// ub_cfg_h100_h6144_tp2_mbs2_seqlen2048): -13.9% -> -12.6%; 9.20% -> 9.17%.
 const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu", -0.0418},
                                                         {"llama3-405b-8k-16384gpu", -0.0182},
                                                         {"nemo-gpt3-175b-fp8-128gpu", -0.0508},
@@ -201,7 +202,7 @@ const std::map<std::string, double> iteration_errors = {{"llama3-405b-8k-8192gpu
                                                         {"nemo-llama3-70b-fp8-64gpu", -0.0747},
                                                         {"nemo-llama3-8b-fp8-8gpu", -0.1461},
                                                         {"nemo-gpt3-5b-fp8-64gpu", -0.1275},
-                                                        {"nemo-gpt3-20b-fp8-64gpu", -0.1390},
+                                                        {"nemo-gpt3-20b-fp8-64gpu", -0.1261},
                                                         {"nemo-llama2-7b-fp8-8gpu", -0.1281},
                                                         {"nemo-llama2-13b-fp8-16gpu", -0.0970},
                                                         {"nemo-nemotron-8b-fp8-64gpu", -0.1278},
@@ -277,7 +278,7 @@ TEST_CASE("every modern run stays within 0.5 points of its pinned signed error o
     if (row.contains("memory_error"))
       CHECK(std::fabs(row["memory_error"].get<double>() - memory_errors.at(name)) <= margin);
   }
-  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0920) <= margin);
+  CHECK(std::fabs(result["iteration"]["mean_abs_error"].get<double>() - 0.0917) <= margin);
   CHECK(result["memory"]["rows"].get<int>() == 12);
   CHECK(std::fabs(result["memory"]["mean_abs_error"].get<double>() - 0.0744) <= margin);
 }
