@@ -121,9 +121,8 @@ void add_scattered_gemm(StepSequence& steps, const LayerShape& shape, const Laye
   // to it while the next rows compute.
   const std::int64_t t = shape.tensor;
   const units::Bytes shard = d.activation * (1.0 / units::as_double(t));
-  const std::int64_t margin = shape.tp_comm == TpCommOverlap::transformer_engine ? sm_margin : 0;
   for (std::int64_t i = 0; i < t; ++i) {
-    steps.push_back(gemm_chunk(gemm, chunk_rows(d.tokens, t, i), pass, t, margin));
+    steps.push_back(gemm_chunk(gemm, chunk_rows(d.tokens, t, i), pass, t, sm_margin));
     if (i + 1 < t) steps.push_back(exchange(name, pass, shard));
   }
   // reduce_partials: reads the t partial shards, writes the reduced one (b s h / t outputs).

@@ -234,7 +234,8 @@ LayerShape LayerShape::of(const TransformerConfig& model, const TrainingPlan& pl
   // Both overlaps chunk the sequence-parallel collectives (validate_tp_comm.cpp refuses them without).
   shape.tp_comm = shape.sequence_parallel ? plan.overlap.tp_comm : TpCommOverlap::none;
   shape.tp_comm_reduce_scatter = plan.overlap.tp_comm_reduce_scatter;
-  shape.tp_comm_sm_margin = plan.overlap.tp_comm_sm_margin;
+  // Only Transformer Engine's userbuffers withhold SMs (validate_tp_comm.cpp refuses a margin without).
+  if (shape.tp_comm == TpCommOverlap::transformer_engine) shape.tp_comm_sm_margin = plan.overlap.tp_comm_sm_margin;
   shape.dtensor_tp = plan.framework == Framework::fsdp; // torchtitan's TP plan (layer_ops.hpp)
   shape.separate_projections = plan.framework == Framework::fsdp;
   return shape;

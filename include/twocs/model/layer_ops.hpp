@@ -47,7 +47,9 @@ struct LayerShape {
   /// none without sequence parallelism.
   TpCommOverlap tp_comm = TpCommOverlap::none;
   TpReduceScatter tp_comm_reduce_scatter = TpReduceScatter::pipeline; // transformer_engine's (OverlapPlan)
-  TpSmMargin tp_comm_sm_margin; // SMs withheld from the forward GEMM + reduce-scatter pairs (OverlapPlan)
+  /// SMs withheld from the forward GEMM + reduce-scatter pairs (OverlapPlan); none but under
+  /// Transformer Engine's userbuffers.
+  TpSmMargin tp_comm_sm_margin;
   /// Tensor parallelism as PyTorch's DTensor runs it (framework: fsdp; torchtitan's
   /// parallelize_llama.py): autograd keeps a column-parallel layer's all-gathered input for its
   /// weight gradient, so the backward does not gather it again; under FP8, torchao's
